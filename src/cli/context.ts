@@ -1,0 +1,53 @@
+// What every command action receives: the resolved paths, the global flags and the injected output.
+import type { Command } from "commander";
+import { resolveStatePaths, type StatePaths } from "../state/paths.js";
+import type { Output } from "./output.js";
+
+export interface GlobalFlags {
+  stateDir?: string;
+  json: boolean;
+  quiet: boolean;
+  verbose: boolean;
+  color: boolean;
+}
+
+export interface CliHost {
+  env: NodeJS.ProcessEnv;
+  /** Builds the output object once the global flags are known. */
+  createOutput(flags: GlobalFlags): Output;
+  /** Receives each action's exit code; the entry point is the only place that exits. */
+  setExitCode(code: number): void;
+}
+
+export interface CommandContext {
+  output: Output;
+  paths: StatePaths;
+  flags: GlobalFlags;
+  env: NodeJS.ProcessEnv;
+}
+
+export function readGlobalFlags(command: Command): GlobalFlags {
+  const o = command.optsWithGlobals() as Record<string, unknown>;
+  return {
+    stateDir: typeof o.stateDir === "string" ? o.stateDir : undefined,
+    json: o.json === true,
+    quiet: o.quiet === true,
+    verbose: o.verbose === true,
+    color: o.color !== false,
+  };
+}
+
+export function createCommandContext(command: Command, host: CliHost): CommandContext {
+  const flags = readGlobalFlags(command);
+  return {
+    flags,
+    env: host.env,
+    output: host.createOutput(flags),
+    paths: resolveStatePaths({ stateDir: flags.stateDir, env: host.env }),
+  };
+}
+
+/** Wraps a successful command result in the `--json` envelope. */
+export function jsonEnvelope(command: string, result: object): Record<string, unknown> {
+  return { version: 1, ok: true, command, ...result };
+}

@@ -1,0 +1,51 @@
+// Builds the commander program: global flags, help with examples, and lazily loaded command actions.
+import { Command, Option } from "commander";
+import { toolVersion } from "../core/version.js";
+import { createProcessOutput } from "./output.js";
+import type { CliHost } from "./context.js";
+import { registerDoctorCommand } from "./commands/doctor.js";
+import { registerInspectCommand } from "./commands/inspect.js";
+
+export interface CreateProgramOptions {
+  host?: Partial<CliHost>;
+}
+
+const EXAMPLES = `
+Examples:
+  $ openclaw-state doctor                      # read-only health check and legacy inventory
+  $ openclaw-state doctor --fix --yes          # apply the safe fixes without prompting
+  $ openclaw-state inspect --json              # every database, sizes, row counts, leases
+  $ openclaw-state --state-dir /srv/openclaw/.openclaw inspect --check
+
+Exit codes: 0 ok, 1 failed or error findings, 2 usage error, 75 state locked by another process.
+Docs: docs/cli.md`;
+
+export function defaultHost(): CliHost {
+  return {
+    env: process.env,
+    createOutput: (flags) => createProcessOutput(flags),
+    setExitCode: (code) => {
+      process.exitCode = code;
+    },
+  };
+}
+
+/** The full program; a host CLI can mount its commands. Actions report exit codes through the host. */
+export function createProgram(options: CreateProgramOptions = {}): Command {
+  const host: CliHost = { ...defaultHost(), ...options.host };
+  const program = new Command("openclaw-state");
+  program
+    .description("Doctor, migration, backup, sessions and inspection for OpenClaw's on-disk state.")
+    .version(toolVersion(), "--version", "print the version")
+    .helpOption("-h, --help", "show help")
+    .addOption(new Option("--state-dir <dir>", "state directory (default: $OPENCLAW_STATE_DIR or ~/.openclaw)"))
+    .option("--json", "print one JSON document on stdout; human text goes to stderr")
+    .option("--no-color", "disable colour (also NO_COLOR)")
+    .option("-q, --quiet", "only errors and results")
+    .option("-v, --verbose", "more detail, stack traces on errors")
+    .showHelpAfterError("(run with --help for usage)")
+    .addHelpText("after", EXAMPLES);
+  registerDoctorCommand(program, host);
+  registerInspectCommand(program, host);
+  return program;
+}

@@ -1,0 +1,38 @@
+// Renders a DoctorResult as ✓ / ! / ✗ lines with a summary, or as the JSON envelope.
+import type { DoctorResult } from "../../doctor/run-doctor.js";
+import type { Finding } from "../../doctor/types.js";
+import { jsonEnvelope } from "../context.js";
+import type { Output } from "../output.js";
+
+function mark(output: Output, finding: Finding): string {
+  const s = output.style;
+  if (finding.severity === "error") return s.red("✗");
+  if (finding.severity === "warning") return s.yellow("!");
+  return s.green("✓");
+}
+
+export function renderDoctor(output: Output, result: DoctorResult): void {
+  if (output.json) {
+    output.writeJson(jsonEnvelope("doctor", result));
+    return;
+  }
+  const s = output.style;
+  output.log(s.bold(`openclaw-state doctor — ${result.stateDir}`));
+  if (result.repairs.length > 0) {
+    for (const r of result.repairs) {
+      output.log(`${r.status === "applied" ? s.green("fixed") : s.red("failed")} ${r.description}${r.detail ? ` (${r.detail})` : ""}`);
+    }
+  }
+  for (const f of result.findings) {
+    if (f.severity === "info" && !output.verbose && f.id.startsWith("lease.")) continue;
+    output.log(`${mark(output, f)} ${f.title}${f.path && output.verbose ? s.dim(` — ${f.path}`) : ""}`);
+    if (f.detail && (f.severity !== "info" || output.verbose)) {
+      for (const line of f.detail.split("\n")) output.log(s.dim(`    ${line}`));
+    }
+    if (f.fix && f.severity !== "info") output.log(s.dim(`    fix: ${f.fix}`));
+  }
+  if (result.declined) output.log("Nothing was changed (declined).");
+  const { errors, warnings, ok } = result.summary;
+  const fixable = result.mode === "check" && (errors > 0 || warnings > 0) ? " — run `openclaw-state doctor --fix` to apply the safe fixes" : "";
+  output.log(`${errors} error(s), ${warnings} warning(s), ${ok} ok${fixable}`);
+}

@@ -1,0 +1,45 @@
+// Renders an InspectResult: one block per database with its tables, then leases and last runs.
+import type { InspectResult } from "../../inspect/inspect-state.js";
+import { describeLease } from "../../state/lease.js";
+import { jsonEnvelope } from "../context.js";
+import type { Output } from "../output.js";
+import { formatBytes, formatCount, formatTime } from "./format.js";
+
+export function inspectExitCode(result: InspectResult): number {
+  return result.databases.some((d) => d.status !== "ok" || d.integrity === "failed") ? 1 : 0;
+}
+
+export function renderInspect(output: Output, result: InspectResult): void {
+  if (output.json) {
+    output.writeJson(jsonEnvelope("inspect", result));
+    return;
+  }
+  const s = output.style;
+  output.log(s.bold(`State directory: ${result.stateDir}${result.stateDirExists ? "" : " (does not exist)"}`));
+  if (result.databases.length === 0) output.log("No databases found.");
+  for (const db of result.databases) {
+    const label = db.role === "global" ? "global" : `agent ${db.agentId}`;
+    output.log("");
+    output.log(s.bold(`${label}: ${db.path}`));
+    if (db.status !== "ok") {
+      output.log(s.red(`  ${db.status}: ${db.message ?? ""}`));
+      continue;
+    }
+    output.log(`  size ${formatBytes(db.sizeBytes)}, WAL ${formatBytes(db.walBytes)}, schema v${db.schemaVersion}, integrity ${db.integrity}`);
+    if (db.integrity === "failed" && db.problems) for (const p of db.problems.slice(0, 5)) output.log(s.red(`    ${p}`));
+    const nonEmpty = Object.entries(db.tables).filter(([, n]) => n > 0);
+    const shown = output.verbose ? Object.entries(db.tables) : nonEmpty;
+    if (shown.length === 0) output.log(s.dim(`  ${Object.keys(db.tables).length} tables, all empty`));
+    for (const [name, n] of shown) output.log(`  ${name.padEnd(34)} ${formatCount(n).padStart(10)}`);
+    if (!output.verbose && nonEmpty.length > 0 && nonEmpty.length < Object.keys(db.tables).length) {
+      output.log(s.dim(`  (${Object.keys(db.tables).length - nonEmpty.length} empty tables hidden; --verbose shows them)`));
+    }
+  }
+  output.log("");
+  const live = result.leases.filter((l) => l.live);
+  output.log(live.length === 0 ? "Leases: none held" : `Leases: ${live.map((l) => `${l.scope} by ${describeLease(l)}`).join(", ")}`);
+  const m = result.lastMigrationRuns[0];
+  output.log(m ? `Last migration: ${m.id} ${m.status} at ${formatTime(m.startedAt)}` : "Last migration: none");
+  const b = result.lastBackupRuns[0];
+  output.log(b ? `Last backup: ${b.status} at ${formatTime(b.createdAt)} ${b.archivePath ?? ""}` : "Last backup: none");
+}

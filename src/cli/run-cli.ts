@@ -1,0 +1,80 @@
+// Parses argv, runs the command, and turns every outcome (result, error, usage error) into an exit code.
+import { CommanderError } from "commander";
+import { ExitCode, OpenclawStateError, describeError } from "../core/errors.js";
+import { createProcessOutput, type Output } from "./output.js";
+import type { CliHost, GlobalFlags } from "./context.js";
+import { createProgram } from "./program.js";
+
+export interface RunCliOptions {
+  /** User arguments (without node and script). */
+  argv: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Test hook: build the output from the flags (defaults to the real process streams). */
+  createOutput?: (flags: GlobalFlags) => Output;
+}
+
+/** Flags needed before commander runs, so usage errors can be rendered as JSON too. */
+function prescanFlags(argv: string[]): GlobalFlags {
+  const before = argv.indexOf("--");
+  const args = before === -1 ? argv : argv.slice(0, before);
+  return {
+    json: args.includes("--json"),
+    quiet: args.includes("--quiet") || args.includes("-q"),
+    verbose: args.includes("--verbose") || args.includes("-v"),
+    color: !args.includes("--no-color"),
+  };
+}
+
+export async function runCli(options: RunCliOptions): Promise<number> {
+  const makeOutput = options.createOutput ?? createProcessOutput;
+  const early = makeOutput(prescanFlags(options.argv));
+  let exitCode: number = ExitCode.ok;
+  let lastOutput: Output = early;
+  const host: CliHost = {
+    env: options.env ?? process.env,
+    createOutput: (flags) => (lastOutput = makeOutput(flags)),
+    setExitCode: (code) => {
+      exitCode = code;
+    },
+  };
+  const program = createProgram({ host });
+  let commanderMessage = "";
+  program.exitOverride();
+  program.configureOutput({
+    writeOut: (text) => early.json ? early.warn(text.trimEnd()) : process.stdout.write(text),
+    writeErr: (text) => {
+      commanderMessage += text;
+    },
+    outputError: (text) => {
+      commanderMessage += text;
+    },
+  });
+  for (const sub of program.commands) sub.exitOverride().configureOutput(program.configureOutput());
+  try {
+    await program.parseAsync(options.argv, { from: "user" });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help") {
+        if (commanderMessage) early.log(commanderMessage.trimEnd());
+        return ExitCode.ok;
+      }
+      const message = (commanderMessage || error.message).replace(/^error: /, "").trim();
+      return renderError(early, "usage", message.split("\n")[0] ?? message, ExitCode.usage, undefined, message);
+    }
+    if (error instanceof OpenclawStateError) {
+      return renderError(lastOutput, error.code, error.message, error.exitCode, error);
+    }
+    return renderError(lastOutput, "internal_error", `Unexpected failure: ${describeError(error)}`, ExitCode.failed, error);
+  }
+}
+
+function renderError(output: Output, code: string, message: string, exitCode: number, error?: unknown, detail?: string): number {
+  if (output.json) {
+    output.writeJson({ version: 1, ok: false, error: { code, message } });
+  } else {
+    output.error(`error: ${detail ?? message}`);
+  }
+  if (output.verbose && error instanceof Error && error.stack) output.error(error.stack);
+  return exitCode;
+}

@@ -1,0 +1,98 @@
+// Storage checks: state dir, global and agent databases (openable, schema, integrity) and the agent registry.
+import fs from "node:fs";
+import type { AgentDB } from "../../state/generated/agent-db.js";
+import type { GlobalDB } from "../../state/generated/global-db.js";
+import { probeDatabase, type DatabaseProbe } from "../../state/probe.js";
+import {
+  discoverAgentDirs,
+  listRegisteredAgents,
+  registerAgentDatabase,
+  unregisterAgentDatabase,
+  type RegistryRow,
+} from "../../state/state-databases.js";
+import type { StateDatabase } from "../../state/database.js";
+import type { CheckContext, CheckResult, DoctorCheck, Finding, Repair } from "../types.js";
+
+function probeFindings(id: string, label: string, probe: DatabaseProbe): Finding[] {
+  switch (probe.status) {
+    case "missing":
+      return [];
+    case "too-new":
+      return [{ id, severity: "error", title: `${label} was written by a newer openclaw-state`, detail: probe.message, fix: "Upgrade openclaw-state; the file is left untouched.", path: probe.path }];
+    case "not-ours":
+      return [{ id, severity: "error", title: `${label} is not an openclaw-state database`, detail: probe.message, fix: "Move the file aside and run `doctor --fix` to create a fresh one.", path: probe.path }];
+    case "unopenable":
+      return [{ id, severity: "error", title: `${label} cannot be opened`, detail: probe.message, fix: "Restore it from a backup (`openclaw-state backup restore`).", path: probe.path }];
+    case "ok":
+      if (probe.problems && probe.problems.length > 0) {
+        return [{ id: `${id}.integrity`, severity: "error", title: `${label} fails ${probe.check}`, detail: probe.problems.slice(0, 5).join("; "), fix: "Restore it from a backup (`openclaw-state backup restore`).", path: probe.path }];
+      }
+      return [{ id, severity: "info", title: `${label} ok (schema v${probe.schemaVersion}${probe.check ? `, ${probe.check} passed` : ""})`, path: probe.path }];
+  }
+}
+
+export const storageCheck: DoctorCheck = {
+  id: "storage",
+  run(ctx: CheckContext): CheckResult {
+    const { paths } = ctx;
+    const findings: Finding[] = [];
+    const repairs: Repair[] = [];
+    let stateDirExists = false;
+    try {
+      stateDirExists = fs.statSync(paths.stateDir).isDirectory();
+      if (!stateDirExists) {
+        findings.push({ id: "state-dir.not-a-dir", severity: "error", title: "State path is not a directory", path: paths.stateDir, fix: "Move the file aside or point --state-dir at the right directory." });
+        return { findings, repairs };
+      }
+    } catch {
+      findings.push({ id: "state-dir.missing", severity: "warning", title: "State directory does not exist", path: paths.stateDir, fix: "`doctor --fix` creates it (0700) with an empty global database." });
+    }
+
+    const globalProbe = probeDatabase<GlobalDB, RegistryRow[]>(paths.globalDbPath, "global", undefined, { deep: ctx.deep }, (db) => listRegisteredAgents(db));
+    if (globalProbe.status === "missing") {
+      if (stateDirExists) {
+        findings.push({ id: "global-db.missing", severity: "warning", title: "Global database does not exist", path: paths.globalDbPath, fix: "`doctor --fix` creates it with schema v1." });
+      }
+      repairs.push({
+        id: "global-db.create",
+        description: `create the global database ${paths.globalDbPath}`,
+        order: 0,
+        apply: (rctx) => (rctx.global.created ? "created" : "already present"),
+      });
+    } else {
+      findings.push(...probeFindings("global-db", "Global database", globalProbe));
+    }
+
+    const agents = discoverAgentDirs(paths, { all: false });
+    for (const agent of agents) {
+      if (agent.agentId === null) {
+        findings.push({ id: "agent-db.invalid-id", severity: "warning", title: `Agent directory ${JSON.stringify(agent.dirName)} is not a valid agent id; it is ignored`, path: agent.dbPath, fix: "Rename the directory to a lower-case id ([a-z0-9_-])." });
+        continue;
+      }
+      const probe = probeDatabase<AgentDB>(agent.dbPath, "agent", agent.agentId, { deep: ctx.deep });
+      findings.push(...probeFindings(`agent-db`, `Agent database "${agent.agentId}"`, probe));
+    }
+
+    const registry = globalProbe.extra;
+    if (globalProbe.status === "ok" && registry) {
+      const registered = new Map(registry.map((r) => [r.agent_id, r]));
+      for (const agent of agents) {
+        if (agent.agentId === null) continue;
+        if (!registered.has(agent.agentId)) {
+          const agentId = agent.agentId;
+          findings.push({ id: "registry.unregistered", severity: "warning", title: `Agent database "${agentId}" is not in the agent_databases registry`, path: agent.dbPath, fix: "`doctor --fix` registers it." });
+          repairs.push({ id: "registry.register", description: `register agent "${agentId}" in agent_databases`, order: 10, apply: (rctx) => registerAgentDatabase(rctx.global, agentId, agent.dbPath) });
+        }
+      }
+      for (const row of registry) {
+        if (!fs.existsSync(row.path)) {
+          findings.push({ id: "registry.missing-file", severity: "warning", title: `Registry row for agent "${row.agent_id}" points at a missing file`, path: row.path, fix: "`doctor --fix` removes the stale registry row." });
+          repairs.push({ id: "registry.unregister", description: `remove the stale registry row for agent "${row.agent_id}"`, order: 10, apply: (rctx) => unregisterAgentDatabase(rctx.global, row.agent_id) });
+        }
+      }
+    }
+    return { findings, repairs };
+  },
+};
+
+export type { StateDatabase };

@@ -1,0 +1,24 @@
+// The library entry: the program for host CLIs plus the storage core and the commands' core functions.
+export { createProgram, type CreateProgramOptions } from "./cli/program.js";
+export { runCli, type RunCliOptions } from "./cli/run-cli.js";
+export { createCaptureOutput, createOutput, type Output, type Progress } from "./cli/output.js";
+export * from "./core/errors.js";
+export { toolVersion } from "./core/version.js";
+export { resolveStatePaths, agentDbPath, expandUserPath, type StatePaths, type ResolveStatePathsOptions } from "./state/paths.js";
+export { normalizeAgentId, tryNormalizeAgentId } from "./state/agent-id.js";
+export { openDatabase, isSqliteFile, StateDatabase, BUSY_TIMEOUT_MS, type OpenDatabaseOptions, type DbRole } from "./state/database.js";
+export {
+  openGlobalDatabase,
+  openAgentDatabase,
+  discoverAgentDirs,
+  knownAgentIds,
+  type GlobalDatabase,
+  type AgentDatabase,
+} from "./state/state-databases.js";
+export { acquireMaintenanceLease, listLeases, type MaintenanceLease, type LeaseInfo } from "./state/lease.js";
+export { SCHEMA_VERSION } from "./state/generated/ddl.js";
+export type { GlobalDB } from "./state/generated/global-db.js";
+export type { AgentDB } from "./state/generated/agent-db.js";
+export { runDoctor, type DoctorOptions, type DoctorResult } from "./doctor/run-doctor.js";
+export type { Finding, Severity, DoctorCheck, Repair } from "./doctor/types.js";
+export { inspectState, type InspectOptions, type InspectResult } from "./inspect/inspect-state.js";

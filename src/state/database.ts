@@ -1,0 +1,265 @@
+// The one place that opens SQLite: pragmas in the right order, schema v1, read-only opens that leave no trace.
+import fs from "node:fs";
+import Database from "better-sqlite3";
+import {
+  DummyDriver,
+  Kysely,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type Compilable,
+} from "kysely";
+import { DatabaseError, NotFoundError, SchemaVersionError, describeError } from "../core/errors.js";
+import { toolVersion } from "../core/version.js";
+import { AGENT_SCHEMA_SQL, GLOBAL_SCHEMA_SQL, SCHEMA_VERSION } from "./generated/ddl.js";
+import { ensurePrivateDir, ensurePrivateFile } from "./private-fs.js";
+import path from "node:path";
+
+export type DbRole = "global" | "agent";
+export type OpenMode = "read" | "write";
+
+/** Busy timeout in ms; set before anything else so no statement runs unprotected. */
+export const BUSY_TIMEOUT_MS = 30_000;
+
+export interface OpenDatabaseOptions {
+  path: string;
+  role: DbRole;
+  agentId?: string | undefined;
+  /** `read` never creates or modifies anything; `write` takes WAL and may apply the schema. */
+  mode: OpenMode;
+  /** With `write`: create the file (0600, parents 0700) and apply schema v1 when missing. */
+  create?: boolean;
+  /** Overrides BUSY_TIMEOUT_MS (tests of lock contention). */
+  busyTimeoutMs?: number;
+}
+
+type Row = Record<string, unknown>;
+
+/** A typed handle: Kysely builds the SQL, better-sqlite3 runs it synchronously (real transactions, no await gaps). */
+export class StateDatabase<DB> {
+  readonly path: string;
+  readonly role: DbRole;
+  readonly agentId: string | undefined;
+  readonly mode: OpenMode;
+  readonly handle: Database.Database;
+  /** Query builder only; execute with `all`/`first`/`run`. */
+  readonly q: Kysely<DB>;
+  readonly created: boolean;
+  private readonly statements = new Map<string, Database.Statement>();
+  private closed = false;
+
+  constructor(handle: Database.Database, options: OpenDatabaseOptions, created: boolean) {
+    this.handle = handle;
+    this.path = options.path;
+    this.role = options.role;
+    this.agentId = options.agentId;
+    this.mode = options.mode;
+    this.created = created;
+    this.q = createQueryBuilder<DB>();
+  }
+
+  /** A cached prepared statement; raw SQL is for pragmas, DDL and measured hot paths only. */
+  prepare(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.handle.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  all<O>(query: Compilable<O>): O[] {
+    const compiled = query.compile();
+    return this.prepare(compiled.sql).all(...(compiled.parameters as unknown[])) as O[];
+  }
+
+  first<O>(query: Compilable<O>): O | undefined {
+    const compiled = query.compile();
+    return this.prepare(compiled.sql).get(...(compiled.parameters as unknown[])) as O | undefined;
+  }
+
+  run(query: Compilable<unknown>): Database.RunResult {
+    const compiled = query.compile();
+    return this.prepare(compiled.sql).run(...(compiled.parameters as unknown[]));
+  }
+
+  /** Runs `fn` inside BEGIN IMMEDIATE: the write lock is taken up front, so no deadlock upgrade later. */
+  immediate<T>(fn: () => T): T {
+    return this.handle.transaction(fn).immediate();
+  }
+
+  userVersion(): number {
+    return this.handle.pragma("user_version", { simple: true }) as number;
+  }
+
+  tableNames(): string[] {
+    const rows = this.handle
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .all() as Array<{ name: string }>;
+    return rows.map((r) => r.name);
+  }
+
+  /** Row count per table; table names come from sqlite_master, never from input. */
+  rowCounts(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const name of this.tableNames()) {
+      const row = this.handle.prepare(`SELECT count(*) AS n FROM "${name.replace(/"/g, '""')}"`).get() as { n: number };
+      counts[name] = row.n;
+    }
+    return counts;
+  }
+
+  /** `PRAGMA quick_check`: empty array when ok, else the problems reported. */
+  quickCheck(): string[] {
+    return checkRows(this.handle.pragma("quick_check") as Row[]);
+  }
+
+  integrityCheck(): string[] {
+    return checkRows(this.handle.pragma("integrity_check") as Row[]);
+  }
+
+  foreignKeyCheck(): string[] {
+    const rows = this.handle.pragma("foreign_key_check") as Array<{ table: string; rowid: number; parent: string }>;
+    return rows.map((r) => `${r.table} row ${r.rowid} references a missing ${r.parent} row`);
+  }
+
+  /** Checkpoint (TRUNCATE) when writable, then close; the last close also removes WAL sidecars. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.statements.clear();
+    try {
+      if (this.mode === "write" && this.handle.open) this.handle.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Another connection may be mid-transaction; the WAL stays valid and the next checkpoint takes it.
+    }
+    if (this.handle.open) this.handle.close();
+  }
+}
+
+function checkRows(rows: Row[]): string[] {
+  const messages = rows.map((r) => String(Object.values(r)[0]));
+  return messages.length === 1 && messages[0] === "ok" ? [] : messages;
+}
+
+/** Kysely configured to compile only: the driver never runs (execution goes through better-sqlite3). */
+export function createQueryBuilder<DB>(): Kysely<DB> {
+  return new Kysely<DB>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (db) => new SqliteIntrospector(db),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+    },
+  });
+}
+
+export function schemaSqlFor(role: DbRole): string {
+  return role === "global" ? GLOBAL_SCHEMA_SQL : AGENT_SCHEMA_SQL;
+}
+
+/** True when the file starts with the 16-byte SQLite header. */
+export function isSqliteFile(file: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, "r");
+    const header = Buffer.alloc(16);
+    const n = fs.readSync(fd, header, 0, 16, 0);
+    return n === 16 && header.toString("latin1") === "SQLite format 3\u0000";
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB> {
+  const file = options.path;
+  const exists = fs.existsSync(file);
+  if (!exists && !(options.mode === "write" && options.create)) {
+    throw new NotFoundError(`Database ${file} does not exist; run \`openclaw-state doctor --fix\` to create it.`, { path: file });
+  }
+  let created = false;
+  if (!exists) {
+    ensurePrivateDir(path.dirname(file));
+    created = ensurePrivateFile(file);
+  }
+  let handle: Database.Database;
+  try {
+    handle = openHandle(file, options.mode);
+  } catch (error) {
+    throw new DatabaseError(`Cannot open database ${file}: ${describeError(error)}.`, { path: file, cause: error });
+  }
+  try {
+    // busy_timeout first: every later statement, pragmas included, is then protected against SQLITE_BUSY.
+    handle.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
+    const version = handle.pragma("user_version", { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new SchemaVersionError(
+        `Database ${file} has schema version ${version}, newer than this tool supports (${SCHEMA_VERSION}); upgrade openclaw-state, the file was not touched.`,
+        { path: file },
+      );
+    }
+    if (options.mode === "write") {
+      handle.pragma("journal_mode = WAL");
+      handle.pragma("synchronous = NORMAL");
+      handle.pragma("foreign_keys = ON");
+      if (version === 0) {
+        if (!isEmptySchema(handle)) {
+          throw new DatabaseError(
+            `Database ${file} has tables but no openclaw schema version; it is not an openclaw-state database and was left untouched.`,
+            { path: file },
+          );
+        }
+        applySchema(handle, options);
+        created = true;
+      }
+    } else {
+      handle.pragma("query_only = ON");
+      handle.pragma("foreign_keys = ON");
+      if (version === 0) {
+        throw new DatabaseError(
+          `Database ${file} has no openclaw schema (user_version 0); run \`openclaw-state doctor\` to see why.`,
+          { path: file },
+        );
+      }
+    }
+  } catch (error) {
+    handle.close();
+    throw error;
+  }
+  return new StateDatabase<DB>(handle, options, created);
+}
+
+/**
+ * Read mode opens the existing file read-write with query_only: a true read-only open of a WAL
+ * database leaves -wal/-shm behind, whereas the last read-write close removes them.
+ */
+function openHandle(file: string, mode: OpenMode): Database.Database {
+  if (mode === "write") return new Database(file);
+  try {
+    fs.accessSync(file, fs.constants.W_OK);
+    fs.accessSync(path.dirname(file), fs.constants.W_OK);
+  } catch {
+    return new Database(file, { readonly: true, fileMustExist: true });
+  }
+  return new Database(file, { fileMustExist: true });
+}
+
+function isEmptySchema(handle: Database.Database): boolean {
+  const row = handle.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
+  return row.n === 0;
+}
+
+function applySchema(handle: Database.Database, options: OpenDatabaseOptions): void {
+  const now = Date.now();
+  handle.transaction(() => {
+    handle.exec(schemaSqlFor(options.role));
+    handle
+      .prepare(
+        "INSERT INTO schema_meta (meta_key, role, schema_version, agent_id, app_version, created_at, updated_at) VALUES ('primary', ?, ?, ?, ?, ?, ?)",
+      )
+      .run(options.role, SCHEMA_VERSION, options.agentId ?? null, toolVersion(), now, now);
+    handle.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

@@ -1,0 +1,88 @@
+// Read-only probe of one database file: can it be opened, which schema, is it intact. Never modifies it.
+import fs from "node:fs";
+import { describeError, OpenclawStateError } from "../core/errors.js";
+import { openDatabase, type DbRole, type StateDatabase } from "./database.js";
+
+export type ProbeStatus = "ok" | "missing" | "too-new" | "unopenable" | "not-ours";
+
+export interface ProbeOptions {
+  /** integrity_check + foreign_key_check instead of quick_check. */
+  deep?: boolean;
+  /** Skip all integrity checks (inspect without --check). */
+  skipCheck?: boolean;
+}
+
+export interface DatabaseProbe {
+  path: string;
+  role: DbRole;
+  agentId?: string | undefined;
+  status: ProbeStatus;
+  message?: string;
+  sizeBytes: number | null;
+  walBytes: number | null;
+  schemaVersion: number | null;
+  /** Empty when intact; null when not checked. */
+  problems: string[] | null;
+  check: "quick_check" | "integrity_check" | null;
+}
+
+function sizeOf(file: string): number | null {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return null;
+  }
+}
+
+/** Opens read-only, runs `use` on the open DB (if any), and returns what was learned. */
+export function probeDatabase<DB, T = undefined>(
+  file: string,
+  role: DbRole,
+  agentId: string | undefined,
+  options: ProbeOptions = {},
+  use?: (db: StateDatabase<DB>) => T,
+): DatabaseProbe & { extra?: T } {
+  const base: DatabaseProbe = {
+    path: file,
+    role,
+    agentId,
+    status: "ok",
+    sizeBytes: sizeOf(file),
+    walBytes: sizeOf(`${file}-wal`),
+    schemaVersion: null,
+    problems: null,
+    check: null,
+  };
+  if (base.sizeBytes === null) return { ...base, status: "missing" };
+  let db: StateDatabase<DB>;
+  try {
+    db = openDatabase<DB>({ path: file, role, agentId, mode: "read" });
+  } catch (error) {
+    const code = error instanceof OpenclawStateError ? error.code : "";
+    const status: ProbeStatus = code === "schema_too_new" ? "too-new" : /no openclaw schema/.test(describeError(error)) ? "not-ours" : "unopenable";
+    return { ...base, status, message: describeError(error) };
+  }
+  try {
+    base.schemaVersion = db.userVersion();
+    if (!options.skipCheck) {
+      try {
+        if (options.deep) {
+          base.problems = [...db.integrityCheck(), ...db.foreignKeyCheck()];
+          base.check = "integrity_check";
+        } else {
+          base.problems = db.quickCheck();
+          base.check = "quick_check";
+        }
+      } catch (error) {
+        base.problems = [describeError(error)];
+        base.check = options.deep ? "integrity_check" : "quick_check";
+      }
+    }
+    const extra = use ? use(db) : undefined;
+    return { ...base, extra };
+  } catch (error) {
+    return { ...base, status: "unopenable", message: describeError(error) };
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,11 @@
+// Test runner settings: real files in temp dirs, so tests run in forks with a generous timeout.
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    pool: "forks",
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
