@@ -88,6 +88,29 @@ export class StateDatabase<DB> {
     return this.handle.transaction(fn).immediate();
   }
 
+  /**
+   * Attaches another openclaw-state database file under `schema` so one transaction can span both files
+   * (the migration commits imported rows and their ledger row together). The file must exist with our schema.
+   */
+  attach(file: string, schema: string): void {
+    if (!/^[a-z][a-z0-9_]*$/.test(schema) || schema === "main" || schema === "temp") {
+      throw new DatabaseError(`Invalid schema name ${JSON.stringify(schema)} for ATTACH.`, { path: file });
+    }
+    if (!fs.existsSync(file)) throw new NotFoundError(`Database ${file} does not exist; run \`openclaw-state doctor --fix\` to create it.`, { path: file });
+    this.handle.prepare(`ATTACH DATABASE ? AS ${schema}`).run(file);
+    const version = this.handle.pragma(`${schema}.user_version`, { simple: true }) as number;
+    if (version !== SCHEMA_VERSION) {
+      this.handle.prepare(`DETACH DATABASE ${schema}`).run();
+      throw new SchemaVersionError(`Database ${file} has schema version ${version}, expected ${SCHEMA_VERSION}; it was not modified.`, { path: file });
+    }
+  }
+
+  detach(schema: string): void {
+    if (!this.handle.open) return;
+    const attached = (this.handle.pragma("database_list") as Array<{ name: string }>).some((d) => d.name === schema);
+    if (attached) this.handle.prepare(`DETACH DATABASE ${schema}`).run();
+  }
+
   userVersion(): number {
     return this.handle.pragma("user_version", { simple: true }) as number;
   }

@@ -1,0 +1,335 @@
+// Applies the plan (SPEC §5): verified backup → per-source transaction (rows + ledger) → verify → retire → record.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { describeError } from "../core/errors.js";
+import type { StatePaths } from "../state/paths.js";
+import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
+import { importerFor } from "./importers/index.js";
+import { moveLegacyAgentDir } from "./layout.js";
+import {
+  closeInterruptedRuns,
+  finishRun,
+  findSourceByKey,
+  LEDGER_SCHEMA,
+  ledgerCounts,
+  startRun,
+  writeSource,
+  writeSourceAttached,
+  type LedgerStatus,
+  type SourceReport,
+  type SourceRowInput,
+} from "./ledger.js";
+import { planMigration, readConfiguredMainKey, yieldToLoop } from "./plan-migration.js";
+import { removeDirIfEmpty, retiredPath, retireFile } from "./retire.js";
+import type { ImportContext, ImportCounts, MigrationPlan, MigrationProgress, MigrationRunResult, PlannedSource, RunStatus, SourceOutcome } from "./types.js";
+
+export interface ApplyMigrationOptions {
+  paths: StatePaths;
+  /** Open for writing; the caller holds the maintenance lease for the whole call. */
+  global: GlobalDatabase;
+  /** The plan the operator saw; the tree is re-planned under the lease and a difference is reported. */
+  plan?: MigrationPlan;
+  /** false = `--no-backup`: import without the pre-migration archive (reported loudly). */
+  backup?: boolean;
+  /** `--backup-dir`. */
+  backupDir?: string;
+  /** `--remove-sources`: delete retired sources instead of moving them under migrated/<runId>/. */
+  removeSources?: boolean;
+  /** Tests inject a backup step; the default calls createBackup() from src/backup. */
+  takeBackup?: PreMigrationBackupFn;
+  onProgress?: (event: MigrationProgress) => void;
+}
+
+export function newRunId(now: number): string {
+  return `${new Date(now).toISOString().replace(/[-:.]/g, "")}-${crypto.randomBytes(3).toString("hex")}`;
+}
+
+interface RunState {
+  options: ApplyMigrationOptions;
+  runId: string;
+  mainKey: string;
+  outcomes: SourceOutcome[];
+  progress: MigrationProgress;
+}
+
+function outcomeOf(s: PlannedSource, status: SourceOutcome["status"], extra: Partial<SourceOutcome> = {}): SourceOutcome {
+  return {
+    kind: s.kind,
+    agentId: s.agentId,
+    path: s.path,
+    relativePath: s.relativePath,
+    sizeBytes: s.sizeBytes,
+    mtimeMs: s.mtimeMs,
+    sha256: s.sha256,
+    targetTable: s.targetTable,
+    action: s.action,
+    status,
+    warnings: [],
+    retired: null,
+    ...extra,
+  };
+}
+
+function rowInput(state: RunState, s: PlannedSource, outcome: SourceOutcome, status: LedgerStatus, counts: ImportCounts | null, importedAt: number | null, removed: boolean): SourceRowInput {
+  const report: SourceReport = {
+    ...outcome,
+    mtime: new Date(s.mtimeMs).toISOString(),
+    ...(counts ? { counts: { records: counts.records, rows: counts.rows, skipped: counts.skipped, expect: counts.expect } } : {}),
+  };
+  return {
+    key: s.sourceKey!,
+    kind: s.kind,
+    relativePath: s.relativePath,
+    targetTable: s.targetTable,
+    sha256: s.sha256,
+    sizeBytes: s.sizeBytes,
+    records: counts?.records ?? s.records,
+    runId: state.runId,
+    status,
+    importedAt,
+    removed,
+    report,
+  };
+}
+
+/** Imports one source in its own transaction (rows + ledger row), verifies, then retires it. */
+function processSource(state: RunState, db: AgentDatabase, s: PlannedSource): SourceOutcome {
+  const { global } = state.options;
+  if (s.action === "skip" || s.sourceKey === null) return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
+  const importer = importerFor(s.kind);
+  const ctx: ImportContext = { agentId: s.agentId, mainKey: state.mainKey, runId: state.runId };
+  const notes: string[] = [];
+
+  if (s.action === "already-imported") {
+    const row = findSourceByKey(global, s.sourceKey);
+    const recorded = row ? ledgerCounts(row) : null;
+    const mismatch = row && recorded ? importer.verify(db, s, recorded, ctx) : "the ledger row has no counts";
+    if (mismatch === null && row && recorded) {
+      const outcome = outcomeOf(s, "already-imported", { recordsParsed: recorded.records, reason: "unchanged since its import: nothing to write" });
+      return retire(state, s, outcome, row.status === "warning" ? "warning" : "imported", recorded, row.imported_at);
+    }
+    notes.push(`the ledger said imported, but ${mismatch}: imported again`);
+  }
+
+  let counts: ImportCounts;
+  const importedAt = Date.now();
+  try {
+    counts = db.immediate(() => {
+      const c = importer.import(db, s, ctx);
+      const status: LedgerStatus = c.warnings.length > 0 ? "warning" : "imported";
+      const outcome = outcomeOf(s, status, { recordsParsed: c.records, rows: c.rows, warnings: c.warnings });
+      writeSourceAttached(db, rowInput(state, s, outcome, status, c, importedAt, false));
+      return c;
+    });
+  } catch (error) {
+    const reason = describeError(error);
+    const outcome = outcomeOf(s, "failed", { reason, warnings: notes });
+    try {
+      writeSource(global, rowInput(state, s, outcome, "failed", null, null, false));
+    } catch (ledgerError) {
+      outcome.warnings.push(`could not record the failure in the ledger: ${describeError(ledgerError)}`);
+    }
+    return outcome;
+  }
+
+  const status: LedgerStatus = counts.warnings.length > 0 ? "warning" : "imported";
+  const outcome = outcomeOf(s, status, { recordsParsed: counts.records, rows: counts.rows, warnings: [...notes, ...counts.warnings, ...counts.notes] });
+  const mismatch = importer.verify(db, s, counts, ctx);
+  if (mismatch !== null) {
+    // Committed but not what was parsed: never retire; the failed ledger row makes the next run import it again.
+    outcome.status = "failed";
+    outcome.reason = `verification failed after commit: ${mismatch}; the source was left in place`;
+    writeSource(global, rowInput(state, s, outcome, "failed", counts, importedAt, false));
+    return outcome;
+  }
+  return retire(state, s, outcome, status, counts, importedAt);
+}
+
+/** Ledger first, then the move: a crash in between leaves an already-imported file that the next run retires. */
+function retire(state: RunState, s: PlannedSource, outcome: SourceOutcome, status: LedgerStatus, counts: ImportCounts, importedAt: number | null): SourceOutcome {
+  const { paths, global, removeSources } = state.options;
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(s.path);
+  } catch (error) {
+    outcome.warnings.push(`could not retire: ${describeError(error)}`);
+    if (outcome.status !== "failed") outcome.status = "warning";
+    return outcome;
+  }
+  if (st.size !== s.sizeBytes || Math.trunc(st.mtimeMs) !== s.mtimeMs) {
+    outcome.status = "warning";
+    outcome.warnings.push("the file changed after it was read: left in place; the next `doctor --fix` imports the new content");
+    return outcome;
+  }
+  const destination = removeSources ? null : retiredPath(paths.stateDir, state.runId, s.relativePath);
+  outcome.retired = destination === null ? "deleted" : "moved";
+  if (destination !== null) outcome.retiredTo = destination;
+  try {
+    writeSource(global, rowInput(state, s, outcome, status, counts, importedAt, true));
+    retireFile(s.path, destination);
+  } catch (error) {
+    outcome.retired = null;
+    delete outcome.retiredTo;
+    outcome.status = "warning";
+    outcome.warnings.push(`imported, but could not be retired: ${describeError(error)}`);
+  }
+  return outcome;
+}
+
+function needsBackup(plan: MigrationPlan, removeSources: boolean): boolean {
+  return (
+    plan.sources.some((s) => s.action === "import" || s.action === "changed-since-import" || (removeSources && s.action === "already-imported")) ||
+    plan.layout.some((l) => l.kind === "legacy-agent-dir" && l.action === "move")
+  );
+}
+
+function describePlanChange(before: MigrationPlan, after: MigrationPlan): string {
+  const key = (s: PlannedSource): string => `${s.relativePath}\u0000${s.sha256}\u0000${s.action}`;
+  const old = new Set(before.sources.map(key));
+  const now = new Set(after.sources.map(key));
+  const added = after.sources.filter((s) => !old.has(key(s))).length;
+  const gone = before.sources.filter((s) => !now.has(key(s))).length;
+  return `${added} source(s) new or changed, ${gone} gone or changed; ${after.sources.length} source(s) now`;
+}
+
+export function runStatusOf(outcomes: readonly SourceOutcome[], plan: MigrationPlan, error?: string): RunStatus {
+  if (error) return "failed";
+  const attention = outcomes.some((o) => o.status === "failed" || o.status === "warning") || plan.sources.some((s) => s.action === "skip" && s.attention);
+  return attention ? "warning" : "completed";
+}
+
+export async function applyMigration(options: ApplyMigrationOptions): Promise<MigrationRunResult> {
+  const { paths, global } = options;
+  const startedAt = Date.now();
+  const runId = newRunId(startedAt);
+  const changes: string[] = [];
+  const warnings: string[] = [];
+  const interrupted = closeInterruptedRuns(global, startedAt);
+  if (interrupted.length > 0) changes.push(`closed ${interrupted.length} interrupted run(s) (${interrupted.join(", ")}) as failed; this run finishes their work`);
+
+  const plan = await planMigration({ paths, ledger: global, ...(options.plan ? { previous: options.plan } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+  const replanned = options.plan !== undefined && options.plan.fingerprint !== plan.fingerprint;
+  if (replanned) warnings.push(`the legacy tree changed since the plan was shown: re-planned under the lease (${describePlanChange(options.plan!, plan)})`);
+  startRun(global, runId, startedAt);
+
+  const actionable = plan.sources.filter((s) => s.action !== "skip");
+  const state: RunState = {
+    options,
+    runId,
+    mainKey: readConfiguredMainKey(paths, paths.stateDir),
+    outcomes: [],
+    progress: { phase: "import", done: 0, total: actionable.length, bytesDone: 0, bytesTotal: actionable.reduce((n, s) => n + s.sizeBytes, 0) },
+  };
+  let backupPath: string | null = null;
+  let backupSkipped = false;
+  let error: string | undefined;
+  try {
+    if (needsBackup(plan, Boolean(options.removeSources))) {
+      if (options.backup === false) {
+        backupSkipped = true;
+        warnings.push("NO BACKUP: --no-backup skipped the pre-migration backup; there is no archive to roll back to");
+      } else {
+        options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: 0, bytesTotal: 0 });
+        const take = options.takeBackup ?? takePreMigrationBackup;
+        try {
+          const backup = await take({ paths, ...(options.backupDir ? { output: options.backupDir } : {}), onProgress: () => options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: 0, bytesTotal: 0 }) });
+          backupPath = backup.archivePath;
+          warnings.push(...backup.warnings);
+          changes.push(`verified pre-migration backup: ${backupPath}`);
+        } catch (backupError) {
+          throw new Error(`the pre-migration backup failed (${describeError(backupError)}); nothing was imported`);
+        }
+      }
+    }
+
+    for (const item of plan.layout) {
+      if (item.kind !== "legacy-agent-dir" || item.action !== "move") continue;
+      options.onProgress?.({ ...state.progress, phase: "layout", current: item.path });
+      const moved = moveLegacyAgentDir(item);
+      changes.push(...moved.changes);
+      warnings.push(...moved.warnings);
+    }
+
+    const byAgent = new Map<string, PlannedSource[]>();
+    for (const s of plan.sources) byAgent.set(s.agentId, [...(byAgent.get(s.agentId) ?? []), s]);
+    for (const [agentId, sources] of byAgent) {
+      if (sources.every((s) => s.action === "skip")) {
+        state.outcomes.push(...sources.map((s) => processSourceSkipped(s)));
+        continue;
+      }
+      const db = openAgentDatabase(paths, agentId, { mode: "write", create: true, global });
+      try {
+        db.attach(paths.globalDbPath, LEDGER_SCHEMA);
+        for (const s of sources) {
+          options.onProgress?.({ ...state.progress, current: s.relativePath });
+          state.outcomes.push(processSource(state, db, s));
+          if (s.action !== "skip") {
+            state.progress.done += 1;
+            state.progress.bytesDone += s.sizeBytes;
+          }
+          // Between sources (never inside a transaction): lets the spinner and the lease heartbeat run.
+          await yieldToLoop();
+        }
+      } finally {
+        db.detach(LEDGER_SCHEMA);
+        db.close();
+      }
+    }
+    options.onProgress?.({ ...state.progress, phase: "retire" });
+    for (const dir of new Set(state.outcomes.filter((o) => o.retired).map((o) => path.dirname(o.path)))) {
+      if (removeDirIfEmpty(dir)) changes.push(`removed the empty legacy directory ${dir}`);
+    }
+  } catch (runError) {
+    error = describeError(runError);
+  }
+
+  const outcomes = state.outcomes;
+  const imported = outcomes.filter((o) => (o.status === "imported" || o.status === "warning") && o.action !== "already-imported" && o.rows);
+  if (imported.length > 0) changes.push(`imported ${imported.length} source(s)`);
+  const finishedAt = Date.now();
+  const result: MigrationRunResult = {
+    runId,
+    status: runStatusOf(outcomes, plan, error),
+    stateDir: paths.stateDir,
+    startedAt,
+    finishedAt,
+    backupPath,
+    backupSkipped,
+    replanned,
+    sources: outcomes,
+    changes,
+    warnings,
+    totals: {
+      sources: outcomes.length,
+      imported: imported.length,
+      alreadyImported: outcomes.filter((o) => o.status === "already-imported").length,
+      failed: outcomes.filter((o) => o.status === "failed").length,
+      skipped: outcomes.filter((o) => o.status === "skipped").length,
+      retired: outcomes.filter((o) => o.retired !== null).length,
+      records: imported.reduce((n, o) => n + (o.recordsParsed ?? 0), 0),
+      bytes: imported.reduce((n, o) => n + o.sizeBytes, 0),
+    },
+    ...(error ? { error } : {}),
+  };
+  options.onProgress?.({ ...state.progress, phase: "record" });
+  finishRun(global, result, {
+    kind: "legacy-state",
+    stateDir: paths.stateDir,
+    backupPath,
+    backupSkipped,
+    replanned,
+    plan: { fingerprint: plan.fingerprint, summary: plan.summary, layout: plan.layout, leftovers: plan.leftovers.length, notes: plan.notes },
+    sources: outcomes,
+    changes,
+    warnings,
+    totals: result.totals,
+    ...(error ? { error } : {}),
+  });
+  return result;
+}
+
+function processSourceSkipped(s: PlannedSource): SourceOutcome {
+  return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
+}

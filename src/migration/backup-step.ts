@@ -1,0 +1,32 @@
+// The pre-migration backup, taken through the backup module's createBackup() contract (verified by default).
+import { OperationError } from "../core/errors.js";
+import type { StatePaths } from "../state/paths.js";
+
+export interface PreMigrationBackup {
+  archivePath: string;
+  warnings: string[];
+}
+
+export interface BackupStepOptions {
+  paths: StatePaths;
+  /** `--backup-dir`: a file or directory; default the backup dir beside the state dir. */
+  output?: string;
+  onProgress?: () => void;
+}
+
+export type PreMigrationBackupFn = (options: BackupStepOptions) => Promise<PreMigrationBackup>;
+
+/** Writes and verifies the archive; throws when it cannot, so nothing is imported without it. */
+export const takePreMigrationBackup: PreMigrationBackupFn = async (options) => {
+  const { createBackup } = await import("../backup/create-backup.js");
+  const result = await createBackup({
+    paths: options.paths,
+    ...(options.output ? { output: options.output } : {}),
+    verify: true,
+    onProgress: () => options.onProgress?.(),
+  });
+  if (result.status !== "completed" || !result.verified) {
+    throw new OperationError("backup_unverified", `The pre-migration backup ${result.archivePath} could not be verified; nothing was imported. Check the backup directory and re-run.`, { path: result.archivePath });
+  }
+  return { archivePath: result.archivePath, warnings: result.warnings };
+};

@@ -1,0 +1,279 @@
+// Importer for legacy JSONL transcripts (SPEC §4.2): streamed line by line into transcript_events and identities.
+import { isUtf8 } from "node:buffer";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { OperationError, describeError } from "../../core/errors.js";
+import type { AgentDatabase } from "../../state/state-databases.js";
+import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
+import type { DetectContext, DetectedSource, ImportContext, ImportCounts, PlanFacts, PlannedSource, SourceImporter, SourceInspection } from "../types.js";
+import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
+import { headerVersion, isSessionHeader, normalizeHeader, TranscriptNormalizer } from "./transcript-normalize.js";
+
+export const TRANSCRIPT_SUFFIX = ".jsonl";
+/** The planner keeps at most this much of the first line to read the header. */
+const HEADER_PEEK_BYTES = 1024 * 1024;
+const MAX_LISTED_WARNINGS = 20;
+
+type Obj = Record<string, unknown>;
+
+function fileStem(file: string): string {
+  return path.basename(file, TRANSCRIPT_SUFFIX);
+}
+
+function detect(ctx: DetectContext): DetectedSource[] {
+  const found: DetectedSource[] = [];
+  for (const dir of ctx.sessionsDirs) {
+    for (const name of dir.files) {
+      if (!name.endsWith(TRANSCRIPT_SUFFIX) || name === TRANSCRIPT_SUFFIX) continue;
+      const rel = dir.legacyRoot ? `sessions/${name}` : `agents/${dir.agentId}/sessions/${name}`;
+      found.push({ kind: "transcript", agentId: dir.agentId, path: `${dir.dir}/${name}`, relativePath: rel, legacyRoot: dir.legacyRoot });
+    }
+  }
+  return found;
+}
+
+/** One streamed pass: sha256, non-blank line count and the header. */
+function inspect(source: DetectedSource): SourceInspection {
+  const hash = crypto.createHash("sha256");
+  let records = 0;
+  let first: string | null = null;
+  let firstLine = 0;
+  const result = withOpenFile(source.path, (fd) =>
+    streamLines(
+      fd,
+      source.path,
+      (buf, start, end, lineNo) => {
+        if (isBlankLine(buf, start, end)) return;
+        records += 1;
+        if (first === null) {
+          first = buf.toString("utf8", start, Math.min(end, start + HEADER_PEEK_BYTES));
+          firstLine = lineNo;
+        }
+      },
+      { onChunk: (chunk) => hash.update(chunk) },
+    ),
+  );
+  const sha256 = hash.digest("hex");
+  const stem = fileStem(source.path);
+  if (records === 0) return { sha256, sizeBytes: result.bytes, records: 0, notes: [], sessionId: stem, skipReason: "empty file (nothing to import; left in place)" };
+  const notes: string[] = [];
+  let sessionId = stem;
+  let header: Obj | null = null;
+  try {
+    const parsed = JSON.parse(first!) as unknown;
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && isSessionHeader(parsed as Obj)) header = parsed as Obj;
+  } catch {
+    // Reported below as a missing header.
+  }
+  if (!header) {
+    notes.push(`will fail: ${source.path}:${firstLine}: missing session header`);
+  } else {
+    const version = headerVersion(header);
+    const normalized = normalizeHeader(header, version ?? 0);
+    if (normalized.sessionId) sessionId = normalized.sessionId;
+    if (version === null) notes.push(`will fail: unsupported transcript version ${JSON.stringify(header.version)}`);
+    else if (version < 3) notes.push(`version ${version}: normalized to 3 on import`);
+  }
+  return { sha256, sizeBytes: result.bytes, records, notes, sessionId };
+}
+
+/** Duplicate session ids within an agent, and transcripts no index in this plan references. */
+function finalize(own: PlannedSource[], facts: PlanFacts): void {
+  const groups = new Map<string, PlannedSource[]>();
+  for (const s of own) {
+    if (s.action === "skip" || !s.sessionId) continue;
+    const k = `${s.agentId}\u0000${s.sessionId}`;
+    const list = groups.get(k);
+    if (list) list.push(s);
+    else groups.set(k, [s]);
+  }
+  for (const list of groups.values()) {
+    if (list.length < 2) continue;
+    // The agent's own store beats the old root store; a file named after its session beats one that is not.
+    const sorted = [...list].sort(
+      (a, b) =>
+        Number(a.legacyRoot) - Number(b.legacyRoot) ||
+        Number(fileStem(b.path) === b.sessionId) - Number(fileStem(a.path) === a.sessionId) ||
+        a.relativePath.localeCompare(b.relativePath),
+    );
+    const keeper = sorted[0]!;
+    for (const other of sorted.slice(1)) {
+      if (other.sha256 !== null && other.sha256 === keeper.sha256) {
+        other.notes.push(`same content as ${keeper.relativePath} (session ${keeper.sessionId}); importing it again changes nothing`);
+      } else {
+        other.action = "skip";
+        other.attention = true;
+        other.reason = `session ${other.sessionId} is already imported from ${keeper.relativePath} with different content; left in place for manual review`;
+      }
+    }
+  }
+  for (const s of own) {
+    if (s.action === "skip" || !s.sessionId) continue;
+    if (!facts.referencedSessionIds.get(s.agentId)?.has(s.sessionId)) {
+      s.notes.push(`orphan: no session index in this plan references session ${s.sessionId}; it gets the sessions row ${orphanSessionKey(s.agentId, s.sessionId)} unless the database already has the session`);
+    }
+  }
+}
+
+function fail(file: string, lineNo: number, what: string): never {
+  throw new OperationError("invalid_transcript", `${file}:${lineNo}: ${what}; the file was left in place.`, { path: file });
+}
+
+function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: ImportContext): ImportCounts {
+  // Raw prepared statements: this is the hot path (one row per line), measured by bench/migrate.mjs.
+  const insertEvent = db.prepare(
+    "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (session_id, seq) DO UPDATE SET event_json = excluded.event_json, created_at = excluded.created_at",
+  );
+  const insertIdentity = db.prepare(
+    "INSERT INTO transcript_event_identities (session_id, event_id, seq, event_type, has_parent, parent_id, message_idempotency_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, event_id) DO NOTHING",
+  );
+  const clearIdentityAt = db.prepare("DELETE FROM transcript_event_identities WHERE session_id = ? AND seq = ?");
+
+  const file = source.path;
+  const mtime = Math.trunc(fs.statSync(file).mtimeMs);
+  const hash = crypto.createHash("sha256");
+  const warnings: string[] = [];
+  const notes: string[] = [];
+  let extraWarnings = 0;
+  const warn = (text: string): void => {
+    if (warnings.length < MAX_LISTED_WARNINGS) warnings.push(text);
+    else extraWarnings += 1;
+  };
+
+  let normalizer: TranscriptNormalizer | null = null;
+  let sessionId = "";
+  let reimport = false;
+  let orphan = false;
+  let seq = 0;
+  let records = 0;
+  let identities = 0;
+  let skipped = 0;
+  let lastTs = mtime;
+
+  withOpenFile(file, (fd) =>
+    streamLines(
+      fd,
+      file,
+      (buf, start, end, lineNo, terminated) => {
+        if (isBlankLine(buf, start, end)) return;
+        records += 1;
+        const bytes = buf.subarray(start, end);
+        // A final line without "\n" that does not decode or parse is a crash mid-append: drop it, keep the rest.
+        const dropTruncated = (): void => {
+          skipped += 1;
+          records -= 1;
+          warn(`${file}:${lineNo}: truncated final line dropped`);
+        };
+        if (!isUtf8(bytes)) {
+          if (!terminated) return dropTruncated();
+          fail(file, lineNo, "invalid UTF-8");
+        }
+        const text = bytes.toString("utf8");
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch (error) {
+          if (!terminated) return dropTruncated();
+          fail(file, lineNo, `invalid JSON (${describeError(error)})`);
+        }
+        if (typeof value !== "object" || value === null || Array.isArray(value)) fail(file, lineNo, "expected a JSON object");
+        const obj = value as Obj;
+        if (normalizer === null) {
+          if (!isSessionHeader(obj)) fail(file, lineNo, 'missing session header (the first line must be {"type":"session",…})');
+          const version = headerVersion(obj);
+          if (version === null) fail(file, lineNo, `unsupported transcript version ${JSON.stringify(obj.version)}`);
+          const header = normalizeHeader(obj, version);
+          sessionId = header.sessionId ?? fileStem(file);
+          if (source.sessionId && source.sessionId !== sessionId) throw changedError(source);
+          normalizer = new TranscriptNormalizer(version);
+          if (header.timestamp !== null) lastTs = header.timestamp;
+          const session = db.first(db.q.selectFrom("sessions").select("session_key").where("session_id", "=", sessionId));
+          if (!session) {
+            // An unreferenced transcript is data, never garbage: it gets a placeholder session row.
+            orphan = true;
+            db.run(
+              db.q.insertInto("sessions").values({ session_id: sessionId, session_key: orphanSessionKey(ctx.agentId, sessionId), session_scope: "conversation", created_at: lastTs, updated_at: lastTs }),
+            );
+          } else {
+            orphan = isOrphanSessionKey(session.session_key);
+          }
+          reimport = db.first(db.q.selectFrom("transcript_events").select("seq").where("session_id", "=", sessionId).limit(1)) !== undefined;
+          insertEvent.run(sessionId, 0, header.json, lastTs);
+          if (reimport) clearIdentityAt.run(sessionId, 0);
+          seq = 1;
+          return;
+        }
+        const event = normalizer.entry(obj, text, `${file}:${lineNo}`);
+        if (event.timestamp !== null) lastTs = event.timestamp;
+        insertEvent.run(sessionId, seq, event.json, lastTs);
+        if (reimport) clearIdentityAt.run(sessionId, seq);
+        if (event.id !== null) {
+          identities += insertIdentityRow(insertIdentity, [sessionId, event.id, seq, event.type, event.parentId === null ? 0 : 1, event.parentId, event.idempotencyKey, lastTs], file, lineNo, warn);
+        }
+        seq += 1;
+      },
+      { onChunk: (chunk) => hash.update(chunk) },
+    ),
+  );
+
+  if (source.sha256 !== null && hash.digest("hex") !== source.sha256) throw changedError(source);
+  if (normalizer === null) fail(file, 1, "missing session header (the file has no records)");
+  for (const w of (normalizer as TranscriptNormalizer).warnings) warn(w);
+  if (orphan) {
+    db.prepare("UPDATE sessions SET updated_at = max(updated_at, ?) WHERE session_id = ?").run(lastTs, sessionId);
+    notes.push(`orphan transcript: no session index references session ${sessionId}; stored under ${orphanSessionKey(ctx.agentId, sessionId)}`);
+  }
+  if (extraWarnings > 0) warnings.push(`… and ${extraWarnings} more warning(s)`);
+  return {
+    records,
+    rows: { transcript_events: seq, transcript_event_identities: identities, sessions: orphan ? 1 : 0 },
+    skipped,
+    warnings,
+    notes,
+    expect: { sessionId, events: seq, identities },
+  };
+}
+
+type IdentityParams = [string, string, number, string | null, number, string | null, string | null, number];
+
+/** 1 when written; a duplicate id keeps the first; a re-used idempotency key is kept on the first message only. */
+function insertIdentityRow(stmt: ReturnType<AgentDatabase["prepare"]>, params: IdentityParams, file: string, lineNo: number, warn: (t: string) => void): number {
+  try {
+    const changes = stmt.run(...params).changes;
+    if (changes === 0) warn(`${file}:${lineNo}: duplicate event id ${params[1]}; the first one keeps the identity`);
+    return changes;
+  } catch (error) {
+    if ((error as { code?: string }).code !== "SQLITE_CONSTRAINT_UNIQUE" || params[6] === null) throw error;
+    warn(`${file}:${lineNo}: idempotencyKey ${JSON.stringify(params[6])} already used in this session; stored without it`);
+    const retry: IdentityParams = [...params];
+    retry[6] = null;
+    return stmt.run(...retry).changes;
+  }
+}
+
+function changedError(source: PlannedSource): OperationError {
+  return new OperationError("source_changed", `${source.path} changed since it was planned; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
+}
+
+/** Committed counts for the rows this file wrote (seq below its line count), compared with what was parsed. */
+function verify(db: AgentDatabase, source: PlannedSource, expected: ImportCounts): string | null {
+  const sessionId = String(expected.expect.sessionId ?? source.sessionId ?? "");
+  const events = Number(expected.expect.events ?? 0);
+  const identities = Number(expected.expect.identities ?? 0);
+  const gotEvents = (db.prepare("SELECT count(*) AS n FROM transcript_events WHERE session_id = ? AND seq < ?").get(sessionId, events) as { n: number }).n;
+  const gotIdentities = (db.prepare("SELECT count(*) AS n FROM transcript_event_identities WHERE session_id = ? AND seq < ?").get(sessionId, events) as { n: number }).n;
+  if (gotEvents === events && gotIdentities === identities) return null;
+  return `session ${sessionId}: expected ${events} event(s) and ${identities} identit(ies), found ${gotEvents} and ${gotIdentities}`;
+}
+
+export const transcriptImporter: SourceImporter = {
+  kind: "transcript",
+  targetTable: "transcript_events",
+  targetTables: ["transcript_events", "transcript_event_identities"],
+  detect,
+  inspect,
+  finalize,
+  import: importTranscript,
+  verify,
+};

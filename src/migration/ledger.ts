@@ -1,0 +1,171 @@
+// The migration ledger in the global DB: migration_runs (one row per run) and migration_sources (one per source).
+import crypto from "node:crypto";
+import { createQueryBuilder } from "../state/database.js";
+import type { GlobalDB } from "../state/generated/global-db.js";
+import type { AgentDatabase, GlobalDatabase } from "../state/state-databases.js";
+import type { ImportCounts, MigrationRunResult, SourceKind, SourceOutcome } from "./types.js";
+
+/** Schema name of the global DB when attached to an agent DB connection for the per-source transaction. */
+export const LEDGER_SCHEMA = "global";
+const attachedQ = createQueryBuilder<GlobalDB>().withSchema(LEDGER_SCHEMA);
+
+export type LedgerStatus = "imported" | "warning" | "failed";
+
+export interface LedgerRow {
+  source_key: string;
+  migration_kind: string;
+  source_path: string;
+  target_table: string | null;
+  source_sha256: string | null;
+  source_size_bytes: number | null;
+  source_record_count: number | null;
+  last_run_id: string;
+  status: string;
+  imported_at: number | null;
+  removed_source: number;
+  report_json: string | null;
+}
+
+/** What a source's ledger row carries in report_json (no secrets: paths, sizes, hashes, counts, reasons). */
+export interface SourceReport extends SourceOutcome {
+  mtime: string;
+  counts?: Pick<ImportCounts, "records" | "rows" | "skipped" | "expect">;
+}
+
+/** Idempotency key: sha256 over (kind, source path, target table, file sha256, size). */
+export function sourceKeyFor(kind: SourceKind, relativePath: string, targetTable: string, sha256: string, sizeBytes: number): string {
+  return crypto.createHash("sha256").update(JSON.stringify([kind, relativePath, targetTable, sha256, sizeBytes])).digest("hex");
+}
+
+export function findSourceByKey(db: GlobalDatabase, key: string): LedgerRow | undefined {
+  return db.first(db.q.selectFrom("migration_sources").selectAll().where("source_key", "=", key));
+}
+
+/** The most recent ledger row for a path (any sha256): tells "changed since import" from "new". */
+export function findLatestSourceByPath(db: GlobalDatabase, relativePath: string, kind: SourceKind): LedgerRow | undefined {
+  return db.first(
+    db.q
+      .selectFrom("migration_sources")
+      .selectAll()
+      .where("source_path", "=", relativePath)
+      .where("migration_kind", "=", kind)
+      .where("status", "!=", "failed")
+      .orderBy("imported_at", "desc")
+      .limit(1),
+  );
+}
+
+export function ledgerCounts(row: LedgerRow): ImportCounts | null {
+  if (!row.report_json) return null;
+  try {
+    const report = JSON.parse(row.report_json) as SourceReport;
+    if (!report.counts) return null;
+    return { ...report.counts, warnings: [], notes: [] };
+  } catch {
+    return null;
+  }
+}
+
+export interface SourceRowInput {
+  key: string;
+  kind: SourceKind;
+  relativePath: string;
+  targetTable: string;
+  sha256: string | null;
+  sizeBytes: number;
+  records: number | null;
+  runId: string;
+  status: LedgerStatus;
+  importedAt: number | null;
+  removed: boolean;
+  report: SourceReport;
+}
+
+function rowValues(input: SourceRowInput) {
+  return {
+    source_key: input.key,
+    migration_kind: input.kind,
+    source_path: input.relativePath,
+    target_table: input.targetTable,
+    source_sha256: input.sha256,
+    source_size_bytes: input.sizeBytes,
+    source_record_count: input.records,
+    last_run_id: input.runId,
+    status: input.status,
+    imported_at: input.importedAt,
+    removed_source: input.removed ? 1 : 0,
+    report_json: JSON.stringify(input.report),
+  };
+}
+
+/** Inside the per-source transaction on the agent DB (global attached): the ledger row commits with the rows. */
+export function writeSourceAttached(db: AgentDatabase, input: SourceRowInput): void {
+  const values = rowValues(input);
+  db.run(attachedQ.insertInto("migration_sources").values(values).onConflict((oc) => oc.column("source_key").doUpdateSet(values)));
+}
+
+/** Outside an import (failed sources, retirement updates): the global DB directly. */
+export function writeSource(db: GlobalDatabase, input: SourceRowInput): void {
+  const values = rowValues(input);
+  db.immediate(() => db.run(db.q.insertInto("migration_sources").values(values).onConflict((oc) => oc.column("source_key").doUpdateSet(values))));
+}
+
+export function startRun(db: GlobalDatabase, runId: string, startedAt: number): void {
+  db.immediate(() => db.run(db.q.insertInto("migration_runs").values({ id: runId, started_at: startedAt, status: "running", report_json: null })));
+}
+
+export interface RunReport {
+  kind: "legacy-state";
+  stateDir: string;
+  backupPath: string | null;
+  backupSkipped: boolean;
+  replanned: boolean;
+  plan: unknown;
+  sources: SourceOutcome[];
+  changes: string[];
+  warnings: string[];
+  totals: MigrationRunResult["totals"];
+  error?: string;
+}
+
+export function finishRun(db: GlobalDatabase, result: MigrationRunResult, report: RunReport): void {
+  db.immediate(() =>
+    db.run(
+      db.q
+        .updateTable("migration_runs")
+        .set({ finished_at: result.finishedAt, status: result.status, report_json: JSON.stringify(report) })
+        .where("id", "=", result.runId),
+    ),
+  );
+}
+
+/** Runs left `running` by a killed process: only called under the maintenance lease, so none is alive. */
+export function closeInterruptedRuns(db: GlobalDatabase, now: number): string[] {
+  const stale = db.all(db.q.selectFrom("migration_runs").select("id").where("status", "=", "running"));
+  if (stale.length === 0) return [];
+  db.immediate(() =>
+    db.run(
+      db.q
+        .updateTable("migration_runs")
+        .set({ status: "failed", finished_at: now, report_json: JSON.stringify({ kind: "legacy-state", error: "interrupted before it finished; the next run completed its work" }) })
+        .where("status", "=", "running"),
+    ),
+  );
+  return stale.map((r) => r.id);
+}
+
+export interface RunRow {
+  id: string;
+  started_at: number;
+  finished_at: number | null;
+  status: string;
+  report_json: string | null;
+}
+
+export function listRuns(db: GlobalDatabase, limit: number): RunRow[] {
+  return db.all(db.q.selectFrom("migration_runs").selectAll().orderBy("started_at", "desc").orderBy("id", "desc").limit(limit));
+}
+
+export function countRuns(db: GlobalDatabase): number {
+  return Number(db.first(db.q.selectFrom("migration_runs").select((eb) => eb.fn.countAll<number>().as("n")))?.n ?? 0);
+}

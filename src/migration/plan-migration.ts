@@ -1,0 +1,207 @@
+// The read-only migration plan (SPEC §5): every legacy source with its hash, records, target and action.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import JSON5 from "json5";
+import { describeError } from "../core/errors.js";
+import type { StatePaths } from "../state/paths.js";
+import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { IMPORTERS, SOURCE_KINDS } from "./importers/index.js";
+import { takeInventory } from "./inventory.js";
+import { findLatestSourceByPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
+import type { DetectContext, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceInspection } from "./types.js";
+
+export interface PlanMigrationOptions {
+  paths: StatePaths;
+  /** The ledger to consult (open global DB); otherwise it is opened read-only when it exists. */
+  ledger?: GlobalDatabase;
+  /** An earlier plan of the same tree: files with the same size and mtime reuse its hashes instead of re-reading. */
+  previous?: MigrationPlan;
+  onProgress?: (event: MigrationProgress) => void;
+}
+
+/** Inspections behind each plan, kept off the serialized plan (index session-id lists can be long). */
+const inspections = new WeakMap<MigrationPlan, Map<string, { mtimeMs: number; inspection: SourceInspection }>>();
+
+export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** `session.mainKey` from the config (JSON5), lower-cased; "main" when absent or unreadable. */
+export function readConfiguredMainKey(paths: StatePaths, root: string): string {
+  for (const file of [paths.configPath, path.join(root, "openclaw.json")]) {
+    try {
+      const config = JSON5.parse(fs.readFileSync(file, "utf8")) as { session?: { mainKey?: unknown } };
+      const key = config?.session?.mainKey;
+      return typeof key === "string" && key.trim() !== "" ? key.trim().toLowerCase() : "main";
+    } catch {
+      continue;
+    }
+  }
+  return "main";
+}
+
+function emptySummary(): KindSummary {
+  return { files: 0, bytes: 0, records: 0, byAction: { import: 0, "already-imported": 0, "changed-since-import": 0, skip: 0 } };
+}
+
+const KIND_ORDER = new Map(SOURCE_KINDS.map((k, i) => [k, i]));
+
+/** Import order: by agent; indexes before transcripts; the old root store before the agent's own (newer wins ties). */
+function compareSources(a: PlannedSource, b: PlannedSource): number {
+  return (
+    a.agentId.localeCompare(b.agentId) ||
+    KIND_ORDER.get(a.kind)! - KIND_ORDER.get(b.kind)! ||
+    Number(b.legacyRoot) - Number(a.legacyRoot) ||
+    a.relativePath.localeCompare(b.relativePath)
+  );
+}
+
+export function planFingerprint(plan: Pick<MigrationPlan, "sources" | "layout">): string {
+  const parts = [
+    plan.sources.map((s) => [s.relativePath, s.kind, s.sha256, s.sizeBytes, s.action]),
+    // A legacy state dir that was just moved into place is the same tree: leave it out.
+    plan.layout.filter((l) => l.kind !== "legacy-state-dir").map((l) => [l.kind, l.action]),
+  ];
+  return crypto.createHash("sha256").update(JSON.stringify(parts)).digest("hex");
+}
+
+function openLedger(paths: StatePaths): GlobalDatabase | null {
+  if (!fs.existsSync(paths.globalDbPath)) return null;
+  try {
+    return openGlobalDatabase(paths, { mode: "read" });
+  } catch {
+    return null;
+  }
+}
+
+export async function planMigration(options: PlanMigrationOptions): Promise<MigrationPlan> {
+  const { paths } = options;
+  const inv = takeInventory(paths);
+  const ctx: DetectContext = { paths, root: inv.root, sessionsDirs: inv.sessionsDirs, mainKey: readConfiguredMainKey(paths, inv.root) };
+  const detected = IMPORTERS.flatMap((importer) => importer.detect(ctx).map((source) => ({ importer, source })));
+  const reuse = options.previous ? inspections.get(options.previous) : undefined;
+  const cache = new Map<string, { mtimeMs: number; inspection: SourceInspection }>();
+
+  const stats = detected.map(({ source }) => {
+    try {
+      return fs.statSync(source.path);
+    } catch {
+      return null;
+    }
+  });
+  const bytesTotal = stats.reduce((n, st) => n + (st?.size ?? 0), 0);
+  let bytesDone = 0;
+  const planned: PlannedSource[] = [];
+  for (let i = 0; i < detected.length; i += 1) {
+    const { importer, source } = detected[i]!;
+    const st = stats[i];
+    if (!st) continue; // vanished since the directory listing
+    const base: PlannedSource = {
+      ...source,
+      sizeBytes: st.size,
+      mtimeMs: Math.trunc(st.mtimeMs),
+      sha256: null,
+      records: null,
+      targetTable: importer.targetTable,
+      targetTables: [...importer.targetTables],
+      sourceKey: null,
+      action: "import",
+      notes: [],
+    };
+    options.onProgress?.({ phase: "plan", done: i, total: detected.length, bytesDone, bytesTotal, current: source.relativePath });
+    let inspection: SourceInspection;
+    const prior = reuse?.get(source.path);
+    try {
+      inspection = prior && prior.mtimeMs === base.mtimeMs && prior.inspection.sizeBytes === st.size ? prior.inspection : importer.inspect(source, ctx);
+    } catch (error) {
+      planned.push({ ...base, action: "skip", attention: true, reason: `cannot be read: ${describeError(error)}` });
+      continue;
+    }
+    bytesDone += st.size;
+    cache.set(source.path, { mtimeMs: base.mtimeMs, inspection });
+    planned.push({
+      ...base,
+      sizeBytes: inspection.sizeBytes,
+      sha256: inspection.sha256,
+      records: inspection.records,
+      notes: [...inspection.notes],
+      ...(inspection.sessionId ? { sessionId: inspection.sessionId } : {}),
+      ...(inspection.skipReason ? { action: "skip" as PlanAction, reason: inspection.skipReason } : {}),
+    });
+    if (i % 16 === 15) await yieldToLoop();
+  }
+
+  const facts: PlanFacts = { referencedSessionIds: new Map() };
+  for (const s of planned) {
+    const ids = cache.get(s.path)?.inspection.referencedSessionIds;
+    if (!ids) continue;
+    const set = facts.referencedSessionIds.get(s.agentId) ?? new Set<string>();
+    for (const id of ids) set.add(id);
+    facts.referencedSessionIds.set(s.agentId, set);
+  }
+
+  const ledger = options.ledger ?? openLedger(paths);
+  try {
+    for (const s of planned) {
+      if (s.action === "skip" || s.sha256 === null) continue;
+      s.sourceKey = sourceKeyFor(s.kind, s.relativePath, s.targetTable, s.sha256, s.sizeBytes);
+      if (!ledger) continue;
+      const row = findSourceByKey(ledger, s.sourceKey);
+      if (row && row.status !== "failed") {
+        s.action = "already-imported";
+        s.reason = row.removed_source ? "imported before; the file is back (unchanged): it is retired again" : "imported before; the file is retired on the next --fix";
+        s.previous = { runId: row.last_run_id, status: row.status, importedAt: row.imported_at, sha256: row.source_sha256 };
+        continue;
+      }
+      if (row?.status === "failed") {
+        const reason = failedReason(row.report_json);
+        s.notes.push(`the previous attempt (run ${row.last_run_id}) failed${reason ? `: ${reason}` : ""}`);
+      }
+      const earlier = findLatestSourceByPath(ledger, s.relativePath, s.kind);
+      if (earlier) {
+        s.action = "changed-since-import";
+        s.reason = `changed since it was imported${earlier.imported_at ? ` on ${new Date(earlier.imported_at).toISOString()}` : ""} (run ${earlier.last_run_id}): imported again by upsert`;
+        s.previous = { runId: earlier.last_run_id, status: earlier.status, importedAt: earlier.imported_at, sha256: earlier.source_sha256 };
+      }
+    }
+  } finally {
+    if (ledger && !options.ledger) ledger.close();
+  }
+
+  for (const importer of IMPORTERS) importer.finalize?.(planned.filter((s) => s.kind === importer.kind), facts);
+  planned.sort(compareSources);
+  options.onProgress?.({ phase: "plan", done: detected.length, total: detected.length, bytesDone, bytesTotal });
+
+  const summary = Object.fromEntries(SOURCE_KINDS.map((k) => [k, emptySummary()])) as MigrationPlan["summary"];
+  for (const s of planned) {
+    const k = summary[s.kind];
+    k.files += 1;
+    k.bytes += s.sizeBytes;
+    k.records += s.records ?? 0;
+    k.byAction[s.action] += 1;
+  }
+  const plan: MigrationPlan = {
+    stateDir: paths.stateDir,
+    root: inv.root,
+    plannedAt: Date.now(),
+    sources: planned,
+    layout: inv.layout,
+    leftovers: inv.leftovers,
+    notes: inv.notes,
+    summary,
+    pending: planned.some((s) => s.action !== "skip") || inv.layout.some((l) => l.action === "move"),
+    fingerprint: "",
+  };
+  plan.fingerprint = planFingerprint(plan);
+  inspections.set(plan, cache);
+  return plan;
+}
+
+function failedReason(reportJson: string | null): string | null {
+  if (!reportJson) return null;
+  try {
+    const r = JSON.parse(reportJson) as { reason?: unknown };
+    return typeof r.reason === "string" ? r.reason : null;
+  } catch {
+    return null;
+  }
+}

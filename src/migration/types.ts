@@ -1,0 +1,225 @@
+// The migration's vocabulary: legacy sources, the read-only plan, the importer interface and the run result.
+import type { StatePaths } from "../state/paths.js";
+import type { AgentDatabase } from "../state/state-databases.js";
+
+/** One kind per importer module under src/migration/importers/. */
+export type SourceKind = "sessions-index" | "transcript";
+
+export type PlanAction = "import" | "already-imported" | "changed-since-import" | "skip";
+
+/** A sessions directory the inventory found: `agents/<id>/sessions/` or the old root `sessions/` (agent main). */
+export interface SessionsDir {
+  agentId: string;
+  dir: string;
+  /** The pre-multi-agent root `<stateDir>/sessions/` store. */
+  legacyRoot: boolean;
+  /** Regular file names in the directory, sorted. */
+  files: string[];
+}
+
+export interface DetectContext {
+  paths: StatePaths;
+  /** Where the legacy tree is read from: the state dir, or a legacy `~/.clawdbot`-style dir about to move there. */
+  root: string;
+  sessionsDirs: SessionsDir[];
+  /** `session.mainKey` from the config (lower-case; default "main"). */
+  mainKey: string;
+}
+
+export interface DetectedSource {
+  kind: SourceKind;
+  agentId: string;
+  path: string;
+  /** Relative to the root, with "/" separators: the stable name used in the ledger and under migrated/. */
+  relativePath: string;
+  legacyRoot: boolean;
+}
+
+export interface SourceInspection {
+  sha256: string;
+  sizeBytes: number;
+  /** Records found by the read-only pass (index entries, non-blank transcript lines). */
+  records: number;
+  notes: string[];
+  /** When set, the planner skips the source with this reason (e.g. an empty file). */
+  skipReason?: string;
+  /** Transcripts: the session id (header id, else file name). */
+  sessionId?: string;
+  /** Session indexes: the session ids they reference (used to flag orphan transcripts). */
+  referencedSessionIds?: string[];
+}
+
+export interface PlannedSource {
+  kind: SourceKind;
+  agentId: string;
+  path: string;
+  relativePath: string;
+  legacyRoot: boolean;
+  sizeBytes: number;
+  mtimeMs: number;
+  sha256: string | null;
+  records: number | null;
+  /** The table named in the idempotency key. */
+  targetTable: string;
+  targetTables: string[];
+  /** Idempotency key: sha256 over (kind, relative path, target table, sha256, size); null when unreadable. */
+  sourceKey: string | null;
+  action: PlanAction;
+  reason?: string;
+  /** A skip that needs a human (conflicting duplicate, unreadable file), as opposed to e.g. an empty file. */
+  attention?: boolean;
+  notes: string[];
+  sessionId?: string;
+  /** The ledger row this source matched (same key, or same path with another sha256). */
+  previous?: { runId: string; status: string; importedAt: number | null; sha256: string | null };
+}
+
+export interface LayoutItem {
+  kind: "legacy-state-dir" | "legacy-agent-dir";
+  path: string;
+  target: string;
+  /** `move` happens with --fix; `report` is left to the operator. */
+  action: "move" | "report";
+  reason: string;
+}
+
+export interface LeftoverItem {
+  path: string;
+  relativePath: string;
+  sizeBytes: number;
+  /** Which archived pattern matched: `*.jsonl.reset.<ts>`, `*.jsonl.deleted.<ts>`, `sessions.json.bak.*`. */
+  pattern: "reset" | "deleted" | "bak";
+}
+
+export interface KindSummary {
+  files: number;
+  bytes: number;
+  records: number;
+  byAction: Record<PlanAction, number>;
+}
+
+export interface MigrationPlan {
+  stateDir: string;
+  /** Where the sources were read (differs from stateDir when a legacy state dir is about to be moved). */
+  root: string;
+  plannedAt: number;
+  sources: PlannedSource[];
+  layout: LayoutItem[];
+  leftovers: LeftoverItem[];
+  /** Things the inventory ignored and why (e.g. agent directories with invalid ids). */
+  notes: string[];
+  summary: Record<SourceKind, KindSummary>;
+  /** True when `doctor --fix` has something to do (imports, retirements or layout moves). */
+  pending: boolean;
+  /** Hash of every source's (path, kind, sha256, size, action) and the layout: equal plans, equal fingerprints. */
+  fingerprint: string;
+}
+
+export interface ImportContext {
+  agentId: string;
+  mainKey: string;
+  runId: string;
+}
+
+/** What one import committed; stored in the ledger row's report and used by verification. */
+export interface ImportCounts {
+  /** Records parsed from the file. */
+  records: number;
+  /** Rows written per table. */
+  rows: Record<string, number>;
+  /** Records skipped on purpose (entries without sessionId, a truncated final line, older-than-DB rows kept). */
+  skipped: number;
+  /** Problems worth the operator's attention (the source ends as `warning`). */
+  warnings: string[];
+  /** Informational facts (duplicate keys resolved, orphan placeholder rows, rows kept because newer). */
+  notes: string[];
+  /** Importer-specific expectations re-checked after commit (e.g. transcript event and identity counts). */
+  expect: Record<string, number | string>;
+}
+
+/**
+ * One module per source kind. `detect` and `inspect` are read-only; `import` runs inside the caller's
+ * transaction on the agent DB (global DB attached for the ledger) and must be idempotent (upserts).
+ */
+export interface SourceImporter {
+  readonly kind: SourceKind;
+  readonly targetTable: string;
+  readonly targetTables: readonly string[];
+  detect(ctx: DetectContext): DetectedSource[];
+  inspect(source: DetectedSource, ctx: DetectContext): SourceInspection;
+  /** Cross-source rules once every source is inspected (duplicate session ids, orphan notes). */
+  finalize?(own: PlannedSource[], facts: PlanFacts): void;
+  import(db: AgentDatabase, source: PlannedSource, ctx: ImportContext): ImportCounts;
+  /** After commit: null when the committed rows match `expected`, else what is missing. */
+  verify(db: AgentDatabase, source: PlannedSource, expected: ImportCounts, ctx: ImportContext): string | null;
+}
+
+export interface PlanFacts {
+  /** agentId → session ids referenced by that agent's session indexes. */
+  referencedSessionIds: Map<string, Set<string>>;
+}
+
+export type SourceStatus = "imported" | "warning" | "already-imported" | "failed" | "skipped";
+
+export interface SourceOutcome {
+  kind: SourceKind;
+  agentId: string;
+  path: string;
+  relativePath: string;
+  sizeBytes: number;
+  mtimeMs: number;
+  sha256: string | null;
+  targetTable: string;
+  action: PlanAction;
+  status: SourceStatus;
+  reason?: string;
+  recordsParsed?: number;
+  rows?: Record<string, number>;
+  warnings: string[];
+  retired: "moved" | "deleted" | null;
+  retiredTo?: string;
+}
+
+export type RunStatus = "completed" | "warning" | "failed";
+
+export interface MigrationRunResult {
+  runId: string;
+  status: RunStatus;
+  stateDir: string;
+  startedAt: number;
+  finishedAt: number;
+  backupPath: string | null;
+  /** --no-backup: no archive was written and none can be used to roll back. */
+  backupSkipped: boolean;
+  /** The plan changed between `doctor` and `--fix` (or was computed afresh) and was re-made under the lease. */
+  replanned: boolean;
+  sources: SourceOutcome[];
+  changes: string[];
+  warnings: string[];
+  totals: RunTotals;
+  /** Run-level failure (backup failed, database not writable): nothing was imported. */
+  error?: string;
+}
+
+export interface RunTotals {
+  sources: number;
+  imported: number;
+  alreadyImported: number;
+  failed: number;
+  skipped: number;
+  retired: number;
+  records: number;
+  bytes: number;
+}
+
+export type MigrationPhase = "plan" | "backup" | "layout" | "import" | "retire" | "record";
+
+/** Progress for a TTY spinner: core code reports, the CLI renders. */
+export interface MigrationProgress {
+  phase: MigrationPhase;
+  done: number;
+  total: number;
+  bytesDone: number;
+  bytesTotal: number;
+  current?: string;
+}
