@@ -5,6 +5,7 @@ import { createProcessOutput } from "./output.js";
 import type { CliHost } from "./context.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerInspectCommand } from "./commands/inspect.js";
+import { registerMigrateCommand } from "./commands/migrate.js";
 
 export interface CreateProgramOptions {
   host?: Partial<CliHost>;
@@ -13,7 +14,8 @@ export interface CreateProgramOptions {
 const EXAMPLES = `
 Examples:
   $ openclaw-state doctor                      # read-only health check and legacy inventory
-  $ openclaw-state doctor --fix --yes          # apply the safe fixes without prompting
+  $ openclaw-state doctor --fix --yes          # apply the safe fixes and the legacy migration
+  $ openclaw-state migrate plan                # the read-only legacy migration plan
   $ openclaw-state inspect --json              # every database, sizes, row counts, leases
   $ openclaw-state --state-dir /srv/openclaw/.openclaw inspect --check
 
@@ -47,5 +49,6 @@ export function createProgram(options: CreateProgramOptions = {}): Command {
     .addHelpText("after", EXAMPLES);
   registerDoctorCommand(program, host);
   registerInspectCommand(program, host);
+  registerMigrateCommand(program, host);
   return program;
 }

@@ -1,14 +1,16 @@
 // Runs the doctor checks; with `fix`, applies their repairs under the maintenance lease and re-checks.
 import { describeError } from "../core/errors.js";
+import type { MigrationPlan, MigrationRunResult } from "../migration/types.js";
 import { acquireMaintenanceLease } from "../state/lease.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase } from "../state/state-databases.js";
 import { leaseCheck } from "./checks/lease-check.js";
+import { legacyCheck } from "./checks/legacy-check.js";
 import { modesCheck } from "./checks/modes-check.js";
 import { storageCheck } from "./checks/storage-check.js";
-import type { CheckContext, DoctorCheck, Finding, Repair, RepairOutcome } from "./types.js";
+import type { CheckContext, DoctorCheck, DoctorProgress, Finding, MigrationFixOptions, Repair, RepairApplyResult, RepairOutcome } from "./types.js";
 
-export const DEFAULT_CHECKS: readonly DoctorCheck[] = [storageCheck, leaseCheck, modesCheck];
+export const DEFAULT_CHECKS: readonly DoctorCheck[] = [storageCheck, leaseCheck, legacyCheck, modesCheck];
 
 export interface DoctorOptions {
   paths: StatePaths;
@@ -17,6 +19,9 @@ export interface DoctorOptions {
   verbose?: boolean;
   force?: boolean;
   checks?: readonly DoctorCheck[];
+  /** Legacy migration flags for --fix (default: verified backup, retired sources moved under migrated/). */
+  migration?: Partial<MigrationFixOptions>;
+  onProgress?: (event: DoctorProgress) => void;
   /** Asked once with the planned repairs before anything is written; false aborts without changes. */
   confirm?: (repairs: readonly Repair[]) => Promise<boolean>;
 }
@@ -25,6 +30,13 @@ export interface DoctorSummary {
   errors: number;
   warnings: number;
   ok: number;
+}
+
+export interface DoctorMigration {
+  /** The legacy plan (check mode), or the plan `--fix` started from. */
+  plan: MigrationPlan;
+  /** The migration run `--fix` applied. */
+  run?: MigrationRunResult;
 }
 
 export interface DoctorResult {
@@ -38,17 +50,25 @@ export interface DoctorResult {
   repairs: RepairOutcome[];
   /** Fix mode: the operator declined the confirmation; nothing was changed. */
   declined?: boolean;
+  migration?: DoctorMigration;
 }
 
-function collect(ctx: CheckContext, checks: readonly DoctorCheck[]): { findings: Finding[]; repairs: Repair[] } {
-  const findings: Finding[] = [];
-  const repairs: Repair[] = [];
+interface Collected {
+  findings: Finding[];
+  repairs: Repair[];
+  migrationPlan?: MigrationPlan;
+}
+
+async function collect(ctx: CheckContext, checks: readonly DoctorCheck[]): Promise<Collected> {
+  const out: Collected = { findings: [], repairs: [] };
   for (const check of checks) {
-    const result = check.run(ctx);
-    findings.push(...result.findings);
-    repairs.push(...result.repairs);
+    const result = await check.run(ctx);
+    out.findings.push(...result.findings);
+    out.repairs.push(...result.repairs);
+    if (result.migrationPlan) out.migrationPlan = result.migrationPlan;
   }
-  return { findings, repairs: repairs.sort((a, b) => a.order - b.order) };
+  out.repairs.sort((a, b) => a.order - b.order);
+  return out;
 }
 
 export function summarize(findings: readonly Finding[]): DoctorSummary {
@@ -72,25 +92,44 @@ function result(options: DoctorOptions, findings: Finding[], extra: Partial<Doct
   };
 }
 
+function outcome(repair: Repair, applied: RepairApplyResult, sink: { run?: MigrationRunResult }): RepairOutcome {
+  if (typeof applied === "string") return { id: repair.id, description: repair.description, status: "applied", detail: applied };
+  if (!applied) return { id: repair.id, description: repair.description, status: "applied" };
+  if (applied.migration) sink.run = applied.migration;
+  return { id: repair.id, description: repair.description, status: applied.failed ? "failed" : "applied", ...(applied.detail ? { detail: applied.detail } : {}) };
+}
+
 export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   const checks = options.checks ?? DEFAULT_CHECKS;
-  const ctx: CheckContext = { paths: options.paths, deep: Boolean(options.deep), verbose: Boolean(options.verbose) };
-  const before = collect(ctx, checks);
-  if (!options.fix) return result(options, before.findings);
-  if (before.repairs.length === 0) return result(options, before.findings, { findingsBefore: before.findings });
+  const ctx: CheckContext = { paths: options.paths, deep: Boolean(options.deep), verbose: Boolean(options.verbose), ...(options.onProgress ? { onProgress: options.onProgress } : {}) };
+  const before = await collect(ctx, checks);
+  const migration = (run?: MigrationRunResult): Partial<DoctorResult> => (before.migrationPlan ? { migration: { plan: before.migrationPlan, ...(run ? { run } : {}) } } : {});
+  if (!options.fix) return result(options, before.findings, migration());
+  if (before.repairs.length === 0) return result(options, before.findings, { findingsBefore: before.findings, ...migration() });
   if (options.confirm && !(await options.confirm(before.repairs))) {
-    return result(options, before.findings, { findingsBefore: before.findings, declined: true });
+    return result(options, before.findings, { findingsBefore: before.findings, declined: true, ...migration() });
   }
 
   const outcomes: RepairOutcome[] = [];
+  const sink: { run?: MigrationRunResult } = {};
+  for (const repair of before.repairs) {
+    if (!repair.applyBeforeOpen) continue;
+    try {
+      outcomes.push(outcome(repair, repair.applyBeforeOpen({ paths: options.paths }), sink));
+    } catch (error) {
+      outcomes.push({ id: repair.id, description: repair.description, status: "failed", detail: describeError(error) });
+    }
+  }
   const global = openGlobalDatabase(options.paths, { mode: "write", create: true });
   try {
     const lease = acquireMaintenanceLease(global, { command: "doctor --fix", force: options.force });
     try {
+      const fix: MigrationFixOptions = { backup: options.migration?.backup ?? true, removeSources: options.migration?.removeSources ?? false, ...(options.migration?.backupDir ? { backupDir: options.migration.backupDir } : {}) };
       for (const repair of before.repairs) {
+        if (!repair.apply) continue;
         try {
-          const detail = repair.apply({ paths: options.paths, global });
-          outcomes.push({ id: repair.id, description: repair.description, status: "applied", ...(detail ? { detail } : {}) });
+          const applied = await repair.apply({ paths: options.paths, global, migration: fix, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+          outcomes.push(outcome(repair, applied, sink));
         } catch (error) {
           outcomes.push({ id: repair.id, description: repair.description, status: "failed", detail: describeError(error) });
         }
@@ -101,8 +140,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   } finally {
     global.close();
   }
-  const after = collect(ctx, checks);
-  return result(options, after.findings, { findingsBefore: before.findings, repairs: outcomes });
+  const after = await collect(ctx, checks);
+  return result(options, after.findings, { findingsBefore: before.findings, repairs: outcomes, ...migration(sink.run) });
 }
 
 /** Exit code for a doctor result: 1 on error findings or failed repairs (warnings too with strict). */

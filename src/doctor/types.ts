@@ -1,4 +1,5 @@
 // The doctor frame's vocabulary: findings are data, repairs are the safe fixes `doctor --fix` may apply.
+import type { MigrationPlan, MigrationProgress, MigrationRunResult } from "../migration/types.js";
 import type { GlobalDatabase } from "../state/state-databases.js";
 import type { StatePaths } from "../state/paths.js";
 
@@ -14,34 +15,64 @@ export interface Finding {
   path?: string;
 }
 
+export type DoctorProgress = MigrationProgress;
+
 export interface CheckContext {
   paths: StatePaths;
   deep: boolean;
   verbose: boolean;
+  onProgress?: (event: DoctorProgress) => void;
+}
+
+/** `doctor --fix` options that shape the legacy migration. */
+export interface MigrationFixOptions {
+  /** false = `--no-backup`. */
+  backup: boolean;
+  backupDir?: string;
+  removeSources: boolean;
 }
 
 export interface RepairContext {
   paths: StatePaths;
   /** Open for writing, lease held. */
   global: GlobalDatabase;
+  migration: MigrationFixOptions;
+  onProgress?: (event: DoctorProgress) => void;
 }
+
+/** What a repair may return besides a one-line detail. */
+export interface RepairReport {
+  detail?: string;
+  /** The repair ran but did not do its job (e.g. a migration run that failed). */
+  failed?: boolean;
+  migration?: MigrationRunResult;
+}
+
+export type RepairApplyResult = string | void | RepairReport;
 
 export interface Repair {
   id: string;
   description: string;
   /** Repairs run in ascending order (creating the global DB comes before anything that needs it). */
   order: number;
-  apply(ctx: RepairContext): string | void;
+  apply?(ctx: RepairContext): RepairApplyResult | Promise<RepairApplyResult>;
+  /**
+   * Runs before the global DB is opened (which creates the state dir) and before the lease: only for
+   * moving a whole legacy state dir into the place of a state dir that does not exist yet.
+   */
+  applyBeforeOpen?(ctx: { paths: StatePaths }): RepairApplyResult;
 }
 
 export interface CheckResult {
   findings: Finding[];
   repairs: Repair[];
+  /** The legacy migration plan (only the legacy check sets it). */
+  migrationPlan?: MigrationPlan;
 }
 
 export interface DoctorCheck {
   id: string;
-  run(ctx: CheckContext): CheckResult;
+  run(ctx: CheckContext): CheckResult | Promise<CheckResult>;
 }
 
 export interface RepairOutcome {

@@ -1,7 +1,9 @@
-// `doctor [--fix] [--yes] [--deep] [--strict] [--force]`: options → runDoctor → renderer.
+// `doctor [--fix] [--yes] [--deep] [--strict] [--force] [--no-backup] [--backup-dir] [--remove-sources]`: options → runDoctor → renderer.
 import type { Command } from "commander";
 import { ConsentRequiredError } from "../../core/errors.js";
+import { expandUserPath } from "../../state/paths.js";
 import { createCommandContext, type CliHost } from "../context.js";
+import type { Progress } from "../output.js";
 
 export interface DoctorCommandOptions {
   fix: boolean;
@@ -9,31 +11,55 @@ export interface DoctorCommandOptions {
   deep: boolean;
   strict: boolean;
   force: boolean;
+  /** false with --no-backup. */
+  backup: boolean;
+  backupDir?: string;
+  removeSources: boolean;
 }
 
 export function registerDoctorCommand(program: Command, host: CliHost): void {
   program
     .command("doctor")
-    .description("check the state directory; with --fix apply the safe repairs")
-    .option("--fix", "apply the planned repairs (asks on a terminal, needs --yes otherwise)", false)
+    .description("check the state directory and plan the legacy migration; with --fix apply the safe repairs and the migration")
+    .option("--fix", "apply the planned repairs and migration (asks on a terminal, needs --yes otherwise)", false)
     .option("-y, --yes", "do not ask for confirmation", false)
     .option("--deep", "run integrity_check and foreign_key_check instead of quick_check", false)
     .option("--strict", "exit 1 on warnings too", false)
     .option("--force", "take the state lease even if another live process holds it", false)
-    .addHelpText("after", "\nExamples:\n  $ openclaw-state doctor\n  $ openclaw-state doctor --fix --yes --json")
+    .option("--no-backup", "migrate without the verified pre-migration backup (not recommended)")
+    .option("--backup-dir <dir>", "where the pre-migration backup goes (default: <stateDir>-backups)")
+    .option("--remove-sources", "delete migrated legacy files instead of moving them under <stateDir>/migrated/<run id>/", false)
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ openclaw-state doctor\n  $ openclaw-state doctor --verbose            # the legacy plan file by file\n  $ openclaw-state doctor --fix --yes --json\n  $ openclaw-state doctor --fix --yes --backup-dir /mnt/backups",
+    )
     .action(async (opts: DoctorCommandOptions, command: Command) => {
       const ctx = createCommandContext(command, host);
-      const [{ runDoctor, doctorExitCode }, { renderDoctor }] = await Promise.all([
+      const [{ runDoctor, doctorExitCode }, { renderDoctor }, { formatMigrationProgress }] = await Promise.all([
         import("../../doctor/run-doctor.js"),
         import("../render/doctor-render.js"),
+        import("../render/migration-render.js"),
       ]);
+      if (opts.fix && !opts.backup) ctx.output.warn("WARNING: --no-backup: the legacy migration will run WITHOUT a pre-migration backup; there will be no archive to roll back to.");
+      let spinner: Progress | undefined;
       const result = await runDoctor({
         paths: ctx.paths,
         fix: opts.fix,
         deep: opts.deep,
         force: opts.force,
         verbose: ctx.flags.verbose,
+        migration: {
+          backup: opts.backup,
+          removeSources: opts.removeSources,
+          ...(opts.backupDir ? { backupDir: expandUserPath(opts.backupDir, ctx.paths.homeDir) } : {}),
+        },
+        onProgress: (e) => {
+          spinner ??= ctx.output.progress(formatMigrationProgress(e));
+          spinner.update(formatMigrationProgress(e));
+        },
         confirm: async (repairs) => {
+          spinner?.stop();
+          spinner = undefined;
           if (opts.yes) return true;
           if (!ctx.output.canPrompt) {
             throw new ConsentRequiredError(
@@ -42,9 +68,11 @@ export function registerDoctorCommand(program: Command, host: CliHost): void {
           }
           ctx.output.log("doctor --fix will:");
           for (const r of repairs) ctx.output.log(`  - ${r.description}`);
+          if (!opts.backup && repairs.some((r) => r.id === "legacy.migrate")) ctx.output.log("  ! WITHOUT a pre-migration backup (--no-backup)");
+          if (opts.removeSources && repairs.some((r) => r.id === "legacy.migrate")) ctx.output.log("  ! and DELETE the migrated legacy files (--remove-sources)");
           return ctx.output.confirm("Apply these repairs?");
         },
-      });
+      }).finally(() => spinner?.stop());
       renderDoctor(ctx.output, result);
       host.setExitCode(doctorExitCode(result, opts.strict));
     });

@@ -3,6 +3,7 @@ import type { DoctorResult } from "../../doctor/run-doctor.js";
 import type { Finding } from "../../doctor/types.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
+import { renderRunHuman } from "./migration-render.js";
 
 function mark(output: Output, finding: Finding): string {
   const s = output.style;
@@ -23,6 +24,7 @@ export function renderDoctor(output: Output, result: DoctorResult): void {
       output.log(`${r.status === "applied" ? s.green("fixed") : s.red("failed")} ${r.description}${r.detail ? ` (${r.detail})` : ""}`);
     }
   }
+  if (result.migration?.run) renderRunHuman(output, result.migration.run);
   for (const f of result.findings) {
     if (f.severity === "info" && !output.verbose && f.id.startsWith("lease.")) continue;
     output.log(`${mark(output, f)} ${f.title}${f.path && output.verbose ? s.dim(` — ${f.path}`) : ""}`);

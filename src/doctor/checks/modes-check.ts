@@ -79,7 +79,8 @@ export const modesCheck: DoctorCheck = {
       order: 90,
       apply() {
         let changed = 0;
-        for (const entry of loose) {
+        // Listed again: earlier repairs (the legacy migration) may have moved files since the check.
+        for (const entry of findLooseModes(roots)) {
           try {
             fs.chmodSync(entry.path, entry.mode & 0o700);
             changed += 1;

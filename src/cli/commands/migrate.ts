@@ -1,0 +1,50 @@
+// `migrate plan` (the read-only legacy plan) and `migrate history` (runs from the ledger) → renderers.
+import type { Command } from "commander";
+import { UsageError } from "../../core/errors.js";
+import { createCommandContext, type CliHost } from "../context.js";
+
+export interface MigrateHistoryCommandOptions {
+  limit: string;
+}
+
+export function registerMigrateCommand(program: Command, host: CliHost): void {
+  const migrate = program
+    .command("migrate")
+    .description("legacy JSON/JSONL state: show the migration plan or past runs (`doctor --fix` applies it)");
+  migrate
+    .command("plan")
+    .description("the read-only plan: every legacy source with size, sha256, records, target and action")
+    .addHelpText("after", "\nExamples:\n  $ openclaw-state migrate plan\n  $ openclaw-state migrate plan --verbose\n  $ openclaw-state migrate plan --json")
+    .action(async (_opts: unknown, command: Command) => {
+      const ctx = createCommandContext(command, host);
+      const [{ planMigration }, { renderMigratePlan, formatMigrationProgress }] = await Promise.all([
+        import("../../migration/plan-migration.js"),
+        import("../render/migration-render.js"),
+      ]);
+      const progress = ctx.output.progress("planning…");
+      try {
+        const plan = await planMigration({ paths: ctx.paths, onProgress: (e) => progress.update(formatMigrationProgress(e)) });
+        progress.stop();
+        renderMigratePlan(ctx.output, plan);
+      } finally {
+        progress.stop();
+      }
+      host.setExitCode(0);
+    });
+  migrate
+    .command("history")
+    .description("migration runs recorded in the ledger, newest first, with their per-source outcomes")
+    .option("--limit <n>", "how many runs to show", "20")
+    .addHelpText("after", "\nExamples:\n  $ openclaw-state migrate history\n  $ openclaw-state migrate history --verbose --limit 5\n  $ openclaw-state migrate history --json")
+    .action(async (opts: MigrateHistoryCommandOptions, command: Command) => {
+      const ctx = createCommandContext(command, host);
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit must be a positive integer, got ${JSON.stringify(opts.limit)}.`);
+      const [{ migrationHistory }, { renderMigrateHistory }] = await Promise.all([
+        import("../../migration/migration-history.js"),
+        import("../render/migration-render.js"),
+      ]);
+      renderMigrateHistory(ctx.output, migrationHistory({ paths: ctx.paths, limit }));
+      host.setExitCode(0);
+    });
+}

@@ -1,0 +1,111 @@
+// Renders migration plans, runs and history (shared by `doctor` and `migrate`), and migration progress text.
+import type { MigrationHistoryResult } from "../../migration/migration-history.js";
+import type { MigrationPlan, MigrationProgress, MigrationRunResult, PlanAction, SourceKind, SourceOutcome } from "../../migration/types.js";
+import { jsonEnvelope } from "../context.js";
+import type { Output } from "../output.js";
+import { formatBytes, formatCount, formatTime } from "./format.js";
+
+const PHASE_LABEL: Record<MigrationProgress["phase"], string> = {
+  plan: "planning",
+  backup: "writing the pre-migration backup",
+  layout: "moving old layouts",
+  import: "importing",
+  retire: "retiring sources",
+  record: "recording the run",
+};
+
+/** Spinner text: phase, sources done/total, bytes. */
+export function formatMigrationProgress(e: MigrationProgress): string {
+  const label = PHASE_LABEL[e.phase];
+  if (e.phase === "backup" || e.phase === "record") return `${label}…`;
+  const counts = e.total > 0 ? ` ${formatCount(e.done)}/${formatCount(e.total)} sources (${formatBytes(e.bytesDone)} of ${formatBytes(e.bytesTotal)})` : "";
+  return `${label}${counts}${e.current ? ` — ${e.current}` : ""}`;
+}
+
+const ACTIONS: PlanAction[] = ["import", "changed-since-import", "already-imported", "skip"];
+
+export function renderPlanHuman(output: Output, plan: MigrationPlan): void {
+  const s = output.style;
+  output.log(s.bold(`Legacy migration plan — ${plan.stateDir}${plan.root !== plan.stateDir ? ` (read from ${plan.root})` : ""}`));
+  for (const item of plan.layout) output.log(`${item.action === "move" ? s.yellow("move") : s.dim("keep")} ${item.path} → ${item.target}: ${item.reason}`);
+  if (plan.sources.length === 0) output.log("No legacy sources found.");
+  else {
+    output.log(`${"kind".padEnd(16)} ${"action".padEnd(22)} ${"files".padStart(7)} ${"size".padStart(10)} ${"records".padStart(10)}`);
+    for (const kind of Object.keys(plan.summary) as SourceKind[]) {
+      for (const action of ACTIONS) {
+        const sources = plan.sources.filter((x) => x.kind === kind && x.action === action);
+        if (sources.length === 0) continue;
+        const bytes = sources.reduce((n, x) => n + x.sizeBytes, 0);
+        const records = sources.reduce((n, x) => n + (x.records ?? 0), 0);
+        output.log(`${kind.padEnd(16)} ${action.padEnd(22)} ${formatCount(sources.length).padStart(7)} ${formatBytes(bytes).padStart(10)} ${formatCount(records).padStart(10)}`);
+      }
+    }
+  }
+  for (const x of plan.sources) {
+    const problem = (x.action === "skip" && x.attention) || x.notes.some((n) => n.startsWith("will fail"));
+    if (!output.verbose && !problem) continue;
+    output.log(`  ${x.action === "skip" ? s.dim(x.action) : x.action} ${x.relativePath} ${s.dim(`(${formatBytes(x.sizeBytes)}, sha256 ${x.sha256?.slice(0, 12) ?? "-"}, → ${x.targetTables.join(", ")})`)}`);
+    if (x.reason) output.log(s.dim(`      ${x.reason}`));
+    for (const n of x.notes) output.log(s.dim(`      ${n}`));
+  }
+  if (plan.leftovers.length > 0) {
+    output.log(`${formatCount(plan.leftovers.length)} archived leftover(s) left alone${output.verbose ? ":" : " (--verbose lists them)"}`);
+    if (output.verbose) for (const l of plan.leftovers) output.log(s.dim(`  ${l.relativePath} (${formatBytes(l.sizeBytes)})`));
+  }
+  for (const note of plan.notes) output.log(s.yellow(`! ${note}`));
+  output.log(plan.pending ? "Run `openclaw-state doctor --fix` to apply this plan." : "Nothing to migrate.");
+}
+
+export function renderMigratePlan(output: Output, plan: MigrationPlan): void {
+  if (output.json) return output.writeJson(jsonEnvelope("migrate plan", { plan }));
+  renderPlanHuman(output, plan);
+}
+
+function outcomeLine(output: Output, o: SourceOutcome): string {
+  const s = output.style;
+  const mark = o.status === "failed" ? s.red("✗") : o.status === "warning" ? s.yellow("!") : o.status === "skipped" ? s.dim("-") : s.green("✓");
+  const where = o.retired === "moved" ? ` → ${o.retiredTo}` : o.retired === "deleted" ? " (deleted)" : "";
+  return `${mark} ${o.status.padEnd(16)} ${o.relativePath}${where}`;
+}
+
+/** The run block printed after `doctor --fix` repairs (human output). */
+export function renderRunHuman(output: Output, run: MigrationRunResult): void {
+  const s = output.style;
+  const colour = run.status === "completed" ? s.green : run.status === "warning" ? s.yellow : s.red;
+  output.log(s.bold(`Migration run ${run.runId}: ${colour(run.status)}`));
+  if (run.backupSkipped) output.log(s.red("  NO BACKUP (--no-backup): there is no pre-migration archive to roll back to"));
+  else if (run.backupPath) output.log(`  backup: ${run.backupPath} (verified)`);
+  const t = run.totals;
+  output.log(`  ${t.imported} imported (${formatCount(t.records)} records, ${formatBytes(t.bytes)}), ${t.alreadyImported} already imported, ${t.failed} failed, ${t.skipped} skipped; ${t.retired} retired`);
+  if (t.retired > 0) output.log(s.dim(`  retired files: ${run.sources.some((o) => o.retired === "moved") ? `${run.stateDir}/migrated/${run.runId}/` : "deleted (--remove-sources)"}`));
+  if (run.error) output.log(s.red(`  ${run.error}`));
+  for (const w of run.warnings) output.log(s.yellow(`  ! ${w}`));
+  for (const o of run.sources) {
+    const problem = o.status === "failed" || o.status === "warning";
+    if (!problem && !output.verbose) continue;
+    output.log(`  ${outcomeLine(output, o)}`);
+    if (o.reason && (problem || output.verbose)) output.log(s.dim(`      ${o.reason}`));
+    for (const w of o.warnings) output.log(s.dim(`      ${w}`));
+  }
+  if (output.verbose) for (const c of run.changes) output.log(s.dim(`  ${c}`));
+}
+
+export function renderMigrateHistory(output: Output, result: MigrationHistoryResult): void {
+  if (output.json) return output.writeJson(jsonEnvelope("migrate history", result));
+  const s = output.style;
+  output.log(s.bold(`Migration runs — ${result.databasePath} (${formatCount(result.total)})`));
+  if (result.runs.length === 0) output.log("No migration runs recorded.");
+  for (const run of result.runs) {
+    const t = run.totals;
+    const counts = t ? `${t.imported} imported, ${t.alreadyImported} already imported, ${t.failed} failed, ${t.retired} retired` : run.error ?? "";
+    const backup = run.backupSkipped ? "NO BACKUP" : run.backupPath ? `backup ${run.backupPath}` : "no backup needed";
+    output.log(`${formatTime(run.startedAt)}  ${run.id}  ${run.status.padEnd(9)}  ${counts}  ${s.dim(backup)}`);
+    if (run.error && t) output.log(s.red(`    ${run.error}`));
+    for (const o of run.sources) {
+      if (!output.verbose && o.status !== "failed" && o.status !== "warning") continue;
+      output.log(`    ${outcomeLine(output, o)}`);
+      if (o.reason && (o.status === "failed" || output.verbose)) output.log(s.dim(`        ${o.reason}`));
+    }
+  }
+  if (result.total > result.runs.length) output.log(s.dim(`(${result.total - result.runs.length} older run(s) not shown; --limit shows more)`));
+}
