@@ -67,6 +67,7 @@ function outcomeOf(s: PlannedSource, status: SourceOutcome["status"], extra: Par
     action: s.action,
     status,
     warnings: [],
+    notes: [],
     retired: null,
     ...extra,
   };
@@ -125,7 +126,7 @@ function processSource(state: RunState, db: AgentDatabase, s: PlannedSource): So
     });
   } catch (error) {
     const reason = describeError(error);
-    const outcome = outcomeOf(s, "failed", { reason, warnings: notes });
+    const outcome = outcomeOf(s, "failed", { reason, notes });
     try {
       writeSource(global, rowInput(state, s, outcome, "failed", null, null, false));
     } catch (ledgerError) {
@@ -135,7 +136,7 @@ function processSource(state: RunState, db: AgentDatabase, s: PlannedSource): So
   }
 
   const status: LedgerStatus = counts.warnings.length > 0 ? "warning" : "imported";
-  const outcome = outcomeOf(s, status, { recordsParsed: counts.records, rows: counts.rows, warnings: [...notes, ...counts.warnings, ...counts.notes] });
+  const outcome = outcomeOf(s, status, { recordsParsed: counts.records, rows: counts.rows, warnings: counts.warnings, notes: [...notes, ...counts.notes] });
   const mismatch = importer.verify(db, s, counts, ctx);
   if (mismatch !== null) {
     // Committed but not what was parsed: never retire; the failed ledger row makes the next run import it again.

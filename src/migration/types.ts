@@ -176,6 +176,8 @@ export interface SourceOutcome {
   recordsParsed?: number;
   rows?: Record<string, number>;
   warnings: string[];
+  /** Informational: duplicate keys resolved, orphan placeholders, rows kept because the DB is newer. */
+  notes: string[];
   retired: "moved" | "deleted" | null;
   retiredTo?: string;
 }

@@ -86,6 +86,7 @@ export function renderRunHuman(output: Output, run: MigrationRunResult): void {
     output.log(`  ${outcomeLine(output, o)}`);
     if (o.reason && (problem || output.verbose)) output.log(s.dim(`      ${o.reason}`));
     for (const w of o.warnings) output.log(s.dim(`      ${w}`));
+    if (output.verbose) for (const n of o.notes) output.log(s.dim(`      ${n}`));
   }
   if (output.verbose) for (const c of run.changes) output.log(s.dim(`  ${c}`));
 }

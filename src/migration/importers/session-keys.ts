@@ -69,7 +69,12 @@ export interface CanonicalizeOptions {
   mainKey?: string;
   /** The main key already exists elsewhere (e.g. in the database): do not seed it. */
   mainKeyExists?: boolean;
+  /** Reads an entry's chatType (group/channel entries never seed main); default: `entry.chatType`. */
   chatTypeOf?: (entry: unknown) => unknown;
+}
+
+function defaultChatTypeOf(entry: unknown): unknown {
+  return typeof entry === "object" && entry !== null ? (entry as { chatType?: unknown }).chatType : undefined;
 }
 
 /**
@@ -103,7 +108,7 @@ export function canonicalizeStore<E>(items: readonly KeyedEntry<E>[], options: C
   if (!entries.has(main) && !options.mainKeyExists) {
     let best: KeyedEntry<E> | null = null;
     for (const item of items) {
-      if (!isDirectLegacyRootKey(item.rawKey, options.chatTypeOf?.(item.entry))) continue;
+      if (!isDirectLegacyRootKey(item.rawKey, (options.chatTypeOf ?? defaultChatTypeOf)(item.entry))) continue;
       if (best === null || item.updatedAt > best.updatedAt) best = item;
     }
     if (best) {

@@ -79,7 +79,7 @@ export function loadIndex(file: string, agentId: string, mainKey: string, fallba
     items.push({ rawKey, entry: normalizeLegacyEntry({ ...value, sessionId: value.sessionId.trim() }), updatedAt: Math.trunc(updatedAt as number) });
   }
   if (missingUpdatedAt > 0) warnings.push(`${missingUpdatedAt} entr${missingUpdatedAt === 1 ? "y has" : "ies have"} no numeric updatedAt; the file's mtime was used`);
-  const store = canonicalizeStore(items, { agentId, mainKey, mainKeyExists, chatTypeOf: (e) => (isObject(e) ? e.chatType : undefined) });
+  const store = canonicalizeStore(items, { agentId, mainKey, mainKeyExists });
   const keysBySession = new Map<string, string[]>();
   for (const [key, c] of store.entries) {
     const id = c.entry.sessionId as string;

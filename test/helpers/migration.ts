@@ -1,0 +1,95 @@
+// Migration test helpers: run applyMigration on a temp state, read rows, dump every table canonically.
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { applyMigration, type ApplyMigrationOptions } from "../../src/migration/apply-migration.js";
+import type { PreMigrationBackupFn } from "../../src/migration/backup-step.js";
+import { planMigration } from "../../src/migration/plan-migration.js";
+import type { MigrationPlan, MigrationRunResult } from "../../src/migration/types.js";
+import type { StatePaths } from "../../src/state/paths.js";
+import { openGlobalDatabase } from "../../src/state/state-databases.js";
+
+/** A stand-in backup step that records its calls (tests of the real archive live in backup.test.ts). */
+export function fakeBackup(dir: string): PreMigrationBackupFn & { calls: number } {
+  const take: PreMigrationBackupFn = async () => {
+    fn.calls += 1;
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `fake-${fn.calls}.tar.gz`);
+    fs.writeFileSync(file, "fake");
+    return { archivePath: file, warnings: [] };
+  };
+  const fn = Object.assign(take, { calls: 0 });
+  return fn;
+}
+
+export interface MigrateOptions extends Partial<Omit<ApplyMigrationOptions, "paths" | "global">> {
+  withPlan?: boolean;
+}
+
+/** Plans and applies like `doctor --fix` does (without the lease), backup skipped unless injected. */
+export async function migrate(paths: StatePaths, options: MigrateOptions = {}): Promise<{ plan: MigrationPlan | undefined; run: MigrationRunResult }> {
+  const plan = options.withPlan === false ? undefined : await planMigration({ paths });
+  const global = openGlobalDatabase(paths, { mode: "write", create: true });
+  try {
+    const run = await applyMigration({ paths, global, backup: false, ...(plan ? { plan } : {}), ...options });
+    return { plan, run };
+  } finally {
+    global.close();
+  }
+}
+
+export function agentDbFile(paths: StatePaths, agentId = "main"): string {
+  return path.join(paths.agentsDir, agentId, "agent", "openclaw-agent.sqlite");
+}
+
+/** Rows of one table, read with a plain better-sqlite3 handle (readonly). */
+export function rows<T = Record<string, unknown>>(file: string, sql: string, ...params: unknown[]): T[] {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(sql).all(...params) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+/** Columns that legitimately differ between two runs over the same data (ids, clocks, absolute paths). */
+const IGNORED: Record<string, string[] | "table"> = {
+  migration_runs: "table",
+  backup_runs: "table",
+  state_leases: "table",
+  migration_sources: ["last_run_id", "imported_at", "report_json"],
+  agent_databases: ["path", "last_seen_at", "size_bytes"],
+  schema_meta: ["created_at", "updated_at", "app_version"],
+};
+
+/** Every table of a DB file as sorted rows (ignored columns dropped): equal dumps = same data. */
+export function dumpDatabase(file: string): Record<string, unknown[]> {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{ name: string }>).map((t) => t.name);
+    const out: Record<string, unknown[]> = {};
+    for (const table of tables) {
+      const ignored = IGNORED[table];
+      if (ignored === "table") continue;
+      const cols = (db.prepare(`PRAGMA table_info("${table}")`).all() as Array<{ name: string }>).map((c) => c.name).filter((c) => !ignored?.includes(c));
+      const list = cols.map((c) => `"${c}"`).join(", ");
+      out[table] = db.prepare(`SELECT ${list} FROM "${table}" ORDER BY ${list}`).raw().all();
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** The global DB and every agent DB of a state dir, keyed by path relative to the state dir. */
+export function dumpState(paths: StatePaths): Record<string, Record<string, unknown[]>> {
+  const out: Record<string, Record<string, unknown[]>> = {};
+  if (fs.existsSync(paths.globalDbPath)) out["state/openclaw.sqlite"] = dumpDatabase(paths.globalDbPath);
+  if (fs.existsSync(paths.agentsDir)) {
+    for (const id of fs.readdirSync(paths.agentsDir).sort()) {
+      const file = agentDbFile(paths, id);
+      if (fs.existsSync(file)) out[`agents/${id}`] = dumpDatabase(file);
+    }
+  }
+  return out;
+}

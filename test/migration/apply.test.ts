@@ -1,0 +1,178 @@
+// The apply pipeline (SPEC §5): idempotent re-runs, changed sources, crash between commit and retirement, layouts.
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { planMigration } from "../../src/migration/plan-migration.js";
+import { openGlobalDatabase } from "../../src/state/state-databases.js";
+import { makeTempState, snapshotTree } from "../helpers/temp-state.js";
+import { agentDbFile, dumpState, fakeBackup, migrate, rows } from "../helpers/migration.js";
+
+type Ledger = { source_path: string; status: string; removed_source: number; source_record_count: number; last_run_id: string };
+
+/** Puts a retired file back where it was (its now-empty directory was removed by the run). */
+function unretire(o: { retiredTo?: string; path: string }): void {
+  fs.mkdirSync(path.dirname(o.path), { recursive: true });
+  fs.renameSync(o.retiredTo!, o.path);
+}
+
+function ledger(paths: { globalDbPath: string }): Ledger[] {
+  return rows<Ledger>(paths.globalDbPath, "SELECT source_path, status, removed_source, source_record_count, last_run_id FROM migration_sources ORDER BY source_path, imported_at");
+}
+
+describe("applyMigration", () => {
+  it("imports, retires under migrated/<runId>/ and records the run and every source", async () => {
+    const { paths, stateDir } = makeTempState("legacy-state");
+    const backup = fakeBackup(path.join(stateDir, "..", "backups"));
+    const { run } = await migrate(paths, { backup: true, takeBackup: backup });
+    expect(run).toMatchObject({ status: "completed", backupSkipped: false, totals: { imported: 3, retired: 3, failed: 0 } });
+    expect(backup.calls).toBe(1);
+    expect(run.backupPath).toMatch(/fake-1\.tar\.gz$/);
+    for (const o of run.sources) {
+      expect(o.retiredTo).toBe(path.join(stateDir, "migrated", run.runId, o.relativePath));
+      expect(fs.existsSync(o.retiredTo!)).toBe(true);
+      expect(fs.existsSync(o.path)).toBe(false);
+    }
+    expect(fs.statSync(path.join(stateDir, "migrated", run.runId)).mode & 0o777).toBe(0o700);
+    expect(ledger(paths).map((r) => [r.source_path, r.status, r.removed_source, r.source_record_count])).toEqual([
+      ["agents/main/sessions/s-main.jsonl", "imported", 1, 3],
+      ["agents/main/sessions/s-ops.jsonl", "imported", 1, 4],
+      ["agents/main/sessions/sessions.json", "imported", 1, 2],
+    ]);
+    const [runRow] = rows<{ status: string; report_json: string }>(paths.globalDbPath, "SELECT status, report_json FROM migration_runs");
+    const report = JSON.parse(runRow!.report_json) as Record<string, unknown>;
+    expect(runRow!.status).toBe("completed");
+    expect(report).toMatchObject({ kind: "legacy-state", stateDir, backupPath: run.backupPath, sources: expect.any(Array), changes: expect.any(Array), warnings: [] });
+  });
+
+  it("converges: a second run on the migrated tree changes nothing", async () => {
+    const { paths } = makeTempState("legacy-state");
+    await migrate(paths);
+    const before = dumpState(paths);
+    const plan = await planMigration({ paths });
+    expect(plan.pending).toBe(false);
+    const { run } = await migrate(paths);
+    expect(run.sources).toEqual([]);
+    expect(dumpState(paths)).toEqual(before);
+  });
+
+  it("finishes a crash between commit and retirement: the unchanged source is a no-op import that is still retired", async () => {
+    const { paths, stateDir } = makeTempState("legacy-state");
+    const first = await migrate(paths);
+    const dump = dumpState(paths);
+    // The state a kill -9 after commit (and after the ledger's retirement note) but before the rename leaves.
+    for (const o of first.run.sources) unretire(o);
+    const plan = await planMigration({ paths });
+    expect(plan.sources.map((s) => s.action)).toEqual(["already-imported", "already-imported", "already-imported"]);
+    const { run } = await migrate(paths);
+    expect(run.sources.map((o) => [o.status, o.retired])).toEqual(Array(3).fill(["already-imported", "moved"]));
+    expect(run.totals).toMatchObject({ imported: 0, alreadyImported: 3, retired: 3 });
+    for (const o of run.sources) expect(o.retiredTo).toBe(path.join(stateDir, "migrated", run.runId, o.relativePath));
+    expect(dumpState(paths)).toEqual(dump);
+    expect(ledger(paths).every((r) => r.last_run_id === run.runId && r.removed_source === 1)).toBe(true);
+  });
+
+  it("re-imports an already-imported source whose rows are gone from the database", async () => {
+    const { paths } = makeTempState("legacy-state");
+    const first = await migrate(paths);
+    for (const o of first.run.sources) unretire(o);
+    const db = agentDbFile(paths);
+    const Database = (await import("better-sqlite3")).default;
+    const raw = new Database(db);
+    raw.prepare("DELETE FROM transcript_events WHERE session_id = 's-ops'").run();
+    raw.close();
+    const { run } = await migrate(paths);
+    const ops = run.sources.find((o) => o.relativePath.endsWith("s-ops.jsonl"))!;
+    expect(ops).toMatchObject({ status: "imported", retired: "moved" });
+    expect(ops.notes.join()).toMatch(/the ledger said imported, but .*expected 4 event/);
+    expect(rows(db, "SELECT count(*) AS n FROM transcript_events WHERE session_id = 's-ops'")).toEqual([{ n: 4 }]);
+  });
+
+  it("re-imports a source that changed since its import, by upsert, without duplicates", async () => {
+    const { paths, stateDir } = makeTempState("legacy-state");
+    const first = await migrate(paths);
+    const retired = first.run.sources.find((o) => o.relativePath.endsWith("s-main.jsonl"))!;
+    const original = fs.readFileSync(retired.retiredTo!, "utf8");
+    fs.mkdirSync(path.dirname(retired.path), { recursive: true });
+    fs.writeFileSync(retired.path, `${original}{"type":"message","id":"e3","parentId":"e2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"one more"}}\n`);
+    const plan = await planMigration({ paths });
+    expect(plan.sources).toHaveLength(1);
+    expect(plan.sources[0]).toMatchObject({ action: "changed-since-import", reason: expect.stringMatching(/changed since it was imported/) });
+    const { run } = await migrate(paths);
+    expect(run.sources[0]).toMatchObject({ action: "changed-since-import", status: "imported", retired: "moved" });
+    const db = agentDbFile(paths);
+    expect(rows(db, "SELECT seq FROM transcript_events WHERE session_id = 's-main' ORDER BY seq")).toEqual([0, 1, 2, 3].map((seq) => ({ seq })));
+    expect(rows(db, "SELECT event_id FROM transcript_event_identities WHERE session_id = 's-main' ORDER BY seq")).toEqual(["e1", "e2", "e3"].map((event_id) => ({ event_id })));
+    expect(ledger(paths).filter((r) => r.source_path.endsWith("s-main.jsonl")).map((r) => r.source_record_count)).toEqual([3, 4]);
+    expect(fs.existsSync(path.join(stateDir, "agents/main/sessions/s-main.jsonl"))).toBe(false);
+  });
+
+  it("deletes sources with removeSources and records removed_source", async () => {
+    const { paths, stateDir } = makeTempState("legacy-state");
+    const { run } = await migrate(paths, { removeSources: true });
+    expect(run.sources.map((o) => o.retired)).toEqual(["deleted", "deleted", "deleted"]);
+    expect(fs.existsSync(path.join(stateDir, "migrated"))).toBe(false);
+    expect(fs.existsSync(path.join(stateDir, "agents/main/sessions"))).toBe(false);
+    expect(ledger(paths).every((r) => r.removed_source === 1)).toBe(true);
+  });
+
+  it("fails the run, imports nothing and keeps every source when the backup fails", async () => {
+    const { paths, stateDir } = makeTempState("legacy-state");
+    const before = snapshotTree(path.join(stateDir, "agents"));
+    const { run } = await migrate(paths, { backup: true, takeBackup: async () => Promise.reject(new Error("disk full")) });
+    expect(run).toMatchObject({ status: "failed", backupPath: null, sources: [] });
+    expect(run.error).toMatch(/pre-migration backup failed \(disk full\); nothing was imported/);
+    expect(snapshotTree(path.join(stateDir, "agents"))).toEqual(before);
+    expect(rows(paths.globalDbPath, "SELECT status FROM migration_runs")).toEqual([{ status: "failed" }]);
+  });
+
+  it("re-plans under the lease when the tree changed since the plan and says so", async () => {
+    const { paths, stateDir } = makeTempState("legacy-state");
+    const plan = await planMigration({ paths });
+    fs.appendFileSync(path.join(stateDir, "agents/main/sessions/s-main.jsonl"), '{"type":"message","id":"e9","parentId":"e2","message":{"role":"user","content":"late"}}\n');
+    const global = openGlobalDatabase(paths, { mode: "write", create: true });
+    const { applyMigration } = await import("../../src/migration/apply-migration.js");
+    const run = await applyMigration({ paths, global, plan, backup: false });
+    global.close();
+    expect(run.replanned).toBe(true);
+    expect(run.warnings.join()).toMatch(/changed since the plan was shown: re-planned/);
+    expect(rows(agentDbFile(paths), "SELECT count(*) AS n FROM transcript_events WHERE session_id = 's-main'")).toEqual([{ n: 4 }]);
+  });
+
+  it("closes a run a killed process left running", async () => {
+    const { paths } = makeTempState("legacy-state");
+    const global = openGlobalDatabase(paths, { mode: "write", create: true });
+    global.run(global.q.insertInto("migration_runs").values({ id: "dead-run", started_at: 1, status: "running", report_json: null }));
+    global.close();
+    const { run } = await migrate(paths);
+    expect(run.changes.join()).toMatch(/closed 1 interrupted run\(s\) \(dead-run\)/);
+    expect(rows(paths.globalDbPath, "SELECT status FROM migration_runs WHERE id = 'dead-run'")).toEqual([{ status: "failed" }]);
+  });
+});
+
+describe("old layouts", () => {
+  it("imports the root sessions/ store for agent main, moves agent/, reports leftovers and bad agent dirs", async () => {
+    const { paths, stateDir } = makeTempState("migration/old-layout");
+    const plan = await planMigration({ paths });
+    expect(plan.sources.map((s) => [s.relativePath, s.agentId, s.legacyRoot, s.action])).toEqual([
+      ["sessions/sessions.json", "main", true, "import"],
+      ["agents/main/sessions/sessions.json", "main", false, "import"],
+      ["sessions/s-root.jsonl", "main", true, "import"],
+    ]);
+    expect(plan.leftovers.map((l) => l.pattern).sort()).toEqual(["bak", "deleted", "reset"]);
+    expect(plan.layout).toEqual([expect.objectContaining({ kind: "legacy-agent-dir", action: "move", target: path.join(stateDir, "agents/main/agent") })]);
+    expect(plan.notes).toEqual([expect.stringMatching(/agents\/Bad_Name\/sessions ignored/)]);
+
+    const { run } = await migrate(paths, { backup: false });
+    expect(run.status).toBe("completed");
+    expect(fs.readdirSync(path.join(stateDir, "agents/main/agent")).sort()).toEqual(["auth-profiles.json", "models.json", "openclaw-agent.sqlite"]);
+    expect(fs.existsSync(path.join(stateDir, "agent"))).toBe(false);
+    const db = agentDbFile(paths);
+    // Same key in both stores with the same updatedAt: the agent's own store (imported last) wins the tie.
+    const [entry] = rows<{ entry_json: string }>(db, "SELECT entry_json FROM session_entries WHERE session_key = 'agent:main:main'");
+    expect(JSON.parse(entry!.entry_json)).toMatchObject({ sessionId: "s-root", label: "agent store wins the tie" });
+    expect(rows(db, "SELECT session_key FROM session_routes ORDER BY session_key")).toEqual([{ session_key: "agent:main:+1999" }, { session_key: "agent:main:main" }]);
+    expect(rows(db, "SELECT count(*) AS n FROM transcript_events WHERE session_id = 's-root'")).toEqual([{ n: 2 }]);
+    for (const l of plan.leftovers) expect(fs.existsSync(l.path)).toBe(true);
+    expect(fs.existsSync(path.join(stateDir, "sessions"))).toBe(false);
+  });
+});

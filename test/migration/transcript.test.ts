@@ -1,0 +1,157 @@
+// Transcript import (SPEC §4.2): v1→v2→v3 normalization, deterministic ids, identities, bad lines, orphans.
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { deterministicEntryId } from "../../src/migration/importers/transcript-normalize.js";
+import { findSourceByKey } from "../../src/migration/ledger.js";
+import { planMigration } from "../../src/migration/plan-migration.js";
+import { openGlobalDatabase } from "../../src/state/state-databases.js";
+import { makeTempState } from "../helpers/temp-state.js";
+import { agentDbFile, migrate, rows } from "../helpers/migration.js";
+
+type Event = { session_id: string; seq: number; event_json: string; created_at: number };
+type Identity = { session_id: string; event_id: string; seq: number; event_type: string | null; has_parent: number; parent_id: string | null; message_idempotency_key: string | null };
+
+function events(file: string, sessionId: string): Array<Record<string, unknown>> {
+  return rows<Event>(file, "SELECT * FROM transcript_events WHERE session_id = ? ORDER BY seq", sessionId).map((e) => JSON.parse(e.event_json) as Record<string, unknown>);
+}
+
+describe("transcript normalization", () => {
+  it("normalizes v1: deterministic 8-hex ids, parent chain, firstKeptEntryId, hookMessage → custom, header v3", async () => {
+    const { paths } = makeTempState("migration/transcript-versions");
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("completed");
+    const file = agentDbFile(paths);
+    const ev = events(file, "session-1");
+    expect(ev).toHaveLength(5);
+    expect(ev[0]).toEqual({ type: "session", id: "session-1", timestamp: "2026-05-06T00:00:00.000Z", cwd: "/tmp/work", version: 3 });
+    const ids = ev.slice(1).map((e) => e.id as string);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}$/);
+    expect(new Set(ids).size).toBe(4); // the repeated "hello" line gets its own id: the index is hashed too
+    expect(ev.slice(1).map((e) => e.parentId)).toEqual([null, ids[0], ids[1], ids[2]]);
+    expect((ev[2]!.message as { role: string }).role).toBe("custom");
+    expect(ev[3]).toMatchObject({ type: "compaction", firstKeptEntryId: ids[0], tokensBefore: 100 });
+    expect(ev[3]).not.toHaveProperty("firstKeptEntryIndex");
+    const identities = rows<Identity>(file, "SELECT event_id, seq, event_type, has_parent, parent_id FROM transcript_event_identities WHERE session_id = 'session-1' ORDER BY seq");
+    expect(identities).toEqual([
+      { event_id: ids[0], seq: 1, event_type: "message", has_parent: 0, parent_id: null },
+      { event_id: ids[1], seq: 2, event_type: "message", has_parent: 1, parent_id: ids[0] },
+      { event_id: ids[2], seq: 3, event_type: "compaction", has_parent: 1, parent_id: ids[1] },
+      { event_id: ids[3], seq: 4, event_type: "message", has_parent: 1, parent_id: ids[2] },
+    ]);
+    const created = rows<Event>(file, "SELECT seq, created_at FROM transcript_events WHERE session_id = 'session-1' ORDER BY seq").map((e) => e.created_at);
+    expect(created).toEqual([0, 1, 2, 3, 4].map((s) => Date.parse("2026-05-06T00:00:00.000Z") + s * 1000));
+  });
+
+  it("normalizes v2 (hookMessage → custom, ids kept) and stores v3 lines byte for byte", async () => {
+    const { paths, stateDir } = makeTempState("migration/transcript-versions");
+    const v3Lines = fs.readFileSync(path.join(stateDir, "agents/main/sessions/session-3.jsonl"), "utf8").trim().split("\n");
+    await migrate(paths);
+    const file = agentDbFile(paths);
+    const v2 = events(file, "session-2");
+    expect(v2.map((e) => e.id)).toEqual(["session-2", "a1", "a2", "a3"]);
+    expect((v2[2]!.message as { role: string }).role).toBe("custom");
+    expect(v2[0]).toMatchObject({ version: 3 });
+    const stored = rows<Event>(file, "SELECT event_json FROM transcript_events WHERE session_id = 'session-3' AND seq > 0 ORDER BY seq").map((e) => e.event_json);
+    expect(stored).toEqual(v3Lines.slice(1));
+    const keys = rows<Identity>(file, "SELECT session_id, event_id, message_idempotency_key FROM transcript_event_identities WHERE message_idempotency_key IS NOT NULL ORDER BY session_id");
+    expect(keys).toEqual([
+      { session_id: "session-2", event_id: "a1", message_idempotency_key: "msg-1" },
+      { session_id: "session-3", event_id: "b2", message_idempotency_key: "reply-1" },
+    ]);
+  });
+
+  it("derives the same ids and rows in two independent runs", async () => {
+    const a = makeTempState("migration/transcript-versions");
+    const b = makeTempState("migration/transcript-versions");
+    await migrate(a.paths);
+    await migrate(b.paths);
+    const q = "SELECT * FROM transcript_events ORDER BY session_id, seq";
+    const qi = "SELECT * FROM transcript_event_identities ORDER BY session_id, seq";
+    expect(rows(agentDbFile(a.paths), q)).toEqual(rows(agentDbFile(b.paths), q));
+    expect(rows(agentDbFile(a.paths), qi)).toEqual(rows(agentDbFile(b.paths), qi));
+  });
+
+  it("extends an id on collision", () => {
+    const first = deterministicEntryId(3, "line", () => false);
+    expect(first).toHaveLength(8);
+    const second = deterministicEntryId(3, "line", (id) => id === first);
+    expect(second).toHaveLength(12);
+    expect(second.startsWith(first)).toBe(true);
+  });
+});
+
+describe("bad transcript input", () => {
+  it("drops a truncated final line with a warning and imports the rest", async () => {
+    const { paths } = makeTempState("migration/truncated-last-line");
+    const { run } = await migrate(paths);
+    const [outcome] = run.sources;
+    expect(outcome).toMatchObject({ status: "warning", recordsParsed: 2, retired: "moved" });
+    expect(outcome!.warnings[0]).toMatch(/s-trunc\.jsonl:3: truncated final line dropped/);
+    expect(run.status).toBe("warning");
+    expect(events(agentDbFile(paths), "s-trunc").map((e) => e.id)).toEqual(["s-trunc", "m1"]);
+  });
+
+  it("fails a file with a corrupt middle line (path:line), keeps it in place, and imports the others", async () => {
+    const { paths, stateDir } = makeTempState("migration/corrupt-middle-line");
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("warning");
+    const bad = run.sources.find((s) => s.relativePath.endsWith("s-bad.jsonl"))!;
+    expect(bad.status).toBe("failed");
+    expect(bad.reason).toMatch(/agents\/main\/sessions\/s-bad\.jsonl:3: invalid JSON/);
+    expect(bad.retired).toBeNull();
+    expect(fs.existsSync(path.join(stateDir, "agents/main/sessions/s-bad.jsonl"))).toBe(true);
+    expect(run.sources.find((s) => s.relativePath.endsWith("s-good.jsonl"))!.status).toBe("imported");
+    const file = agentDbFile(paths);
+    expect(rows(file, "SELECT count(*) AS n FROM transcript_events WHERE session_id = 's-bad'")).toEqual([{ n: 0 }]);
+    expect(rows(file, "SELECT count(*) AS n FROM sessions WHERE session_id = 's-bad'")).toEqual([{ n: 0 }]);
+    const global = openGlobalDatabase(paths, { mode: "read" });
+    const plan = await planMigration({ paths, ledger: global });
+    const row = findSourceByKey(global, plan.sources[0]!.sourceKey!);
+    global.close();
+    expect(row).toMatchObject({ status: "failed", removed_source: 0 });
+    expect(plan.sources.map((s) => s.action)).toEqual(["import"]);
+    expect(plan.sources[0]!.notes.join()).toMatch(/previous attempt .* failed: .*s-bad\.jsonl:3/);
+  });
+
+  it("fails a file without a session header", async () => {
+    const { paths } = makeTempState("migration/missing-header");
+    const { run } = await migrate(paths);
+    expect(run.sources[0]!.status).toBe("failed");
+    expect(run.sources[0]!.reason).toMatch(/s-nohead\.jsonl:1: missing session header/);
+  });
+
+  it("fails a file with invalid UTF-8 in a middle line", async () => {
+    const { paths, stateDir } = makeTempState("migration/truncated-last-line");
+    const file = path.join(stateDir, "agents/main/sessions/s-trunc.jsonl");
+    fs.writeFileSync(file, Buffer.concat([Buffer.from('{"type":"session","version":3,"id":"s-utf"}\n{"type":"message","id":"x","text":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}\n')]));
+    const { run } = await migrate(paths);
+    expect(run.sources[0]!.reason).toMatch(/s-trunc\.jsonl:2: invalid UTF-8/);
+  });
+
+  it("skips an empty file in the plan and leaves it in place", async () => {
+    const { paths, stateDir } = makeTempState("migration/truncated-last-line");
+    const file = path.join(stateDir, "agents/main/sessions/s-trunc.jsonl");
+    fs.writeFileSync(file, "\n\n");
+    const plan = await planMigration({ paths });
+    expect(plan.sources[0]).toMatchObject({ action: "skip", reason: expect.stringMatching(/empty file/) });
+    const { run } = await migrate(paths);
+    expect(run).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(file)).toBe(true);
+  });
+
+  it("gives an orphan transcript its own sessions row agent:<id>:orphan:<sessionId>", async () => {
+    const { paths } = makeTempState("migration/orphan-transcript");
+    const plan = await planMigration({ paths });
+    expect(plan.sources.find((s) => s.sessionId === "S-Lost")!.notes.join()).toMatch(/orphan/);
+    expect(plan.sources.find((s) => s.sessionId === "s-known")!.notes.join()).not.toMatch(/orphan/);
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("completed");
+    const sessions = rows(agentDbFile(paths), "SELECT session_id, session_key, session_scope, created_at, updated_at FROM sessions ORDER BY session_id");
+    expect(sessions).toEqual([
+      { session_id: "S-Lost", session_key: "agent:main:orphan:s-lost", session_scope: "conversation", created_at: Date.parse("2026-05-06T00:00:00.000Z"), updated_at: Date.parse("2026-05-06T00:00:09.000Z") },
+      { session_id: "s-known", session_key: "agent:main:main", session_scope: "shared-main", created_at: 10, updated_at: 10 },
+    ]);
+    expect(run.sources.find((s) => s.relativePath.endsWith("S-Lost.jsonl"))!.notes.join()).toMatch(/orphan transcript/);
+  });
+});
