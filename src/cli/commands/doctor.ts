@@ -68,7 +68,9 @@ export function registerDoctorCommand(program: Command, host: CliHost): void {
           }
           ctx.output.log("doctor --fix will:");
           for (const r of repairs) ctx.output.log(`  - ${r.description}`);
-          if (!opts.backup && repairs.some((r) => r.id === "legacy.migrate")) ctx.output.log("  ! WITHOUT a pre-migration backup (--no-backup)");
+          if (repairs.some((r) => r.id === "legacy.migrate")) {
+            ctx.output.log(opts.backup ? `  - first, a verified backup of the whole state into ${opts.backupDir ?? ctx.paths.backupDir}` : "  ! WITHOUT a pre-migration backup (--no-backup)");
+          }
           if (opts.removeSources && repairs.some((r) => r.id === "legacy.migrate")) ctx.output.log("  ! and DELETE the migrated legacy files (--remove-sources)");
           return ctx.output.confirm("Apply these repairs?");
         },

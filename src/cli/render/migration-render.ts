@@ -79,7 +79,8 @@ export function renderRunHuman(output: Output, run: MigrationRunResult): void {
   output.log(`  ${t.imported} imported (${formatCount(t.records)} records, ${formatBytes(t.bytes)}), ${t.alreadyImported} already imported, ${t.failed} failed, ${t.skipped} skipped; ${t.retired} retired`);
   if (t.retired > 0) output.log(s.dim(`  retired files: ${run.sources.some((o) => o.retired === "moved") ? `${run.stateDir}/migrated/${run.runId}/` : "deleted (--remove-sources)"}`));
   if (run.error) output.log(s.red(`  ${run.error}`));
-  for (const w of run.warnings) output.log(s.yellow(`  ! ${w}`));
+  // The NO BACKUP warning is already the red line above.
+  for (const w of run.warnings) if (!(run.backupSkipped && w.startsWith("NO BACKUP"))) output.log(s.yellow(`  ! ${w}`));
   for (const o of run.sources) {
     const problem = o.status === "failed" || o.status === "warning";
     if (!problem && !output.verbose) continue;

@@ -80,7 +80,7 @@ function describeMigration(plan: MigrationPlan): string {
     actionable.length > imports.length ? `retire ${actionable.length - imports.length} already-imported source(s)` : "",
     plan.layout.some((l) => l.kind === "legacy-agent-dir" && l.action === "move") ? "move the legacy agent/ dir into agents/main/agent/" : "",
   ].filter(Boolean);
-  return `${parts.join(", ")} (after a verified backup; retired files go under migrated/<run id>/)`;
+  return `${parts.join(", ")} (retired files go under migrated/<run id>/)`;
 }
 
 export const legacyCheck: DoctorCheck = {
