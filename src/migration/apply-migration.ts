@@ -22,7 +22,7 @@ import {
   type SourceRowInput,
 } from "./ledger.js";
 import { planMigration, readConfiguredMainKey, yieldToLoop } from "./plan-migration.js";
-import { removeDirIfEmpty, retiredPath, retireFile } from "./retire.js";
+import { removeDirIfEmpty, RetireBatch, retiredPath, retireFile } from "./retire.js";
 import type { ImportContext, ImportCounts, MigrationPlan, MigrationProgress, MigrationRunResult, PlannedSource, RunStatus, SourceOutcome } from "./types.js";
 
 export interface ApplyMigrationOptions {
@@ -52,6 +52,7 @@ interface RunState {
   mainKey: string;
   outcomes: SourceOutcome[];
   progress: MigrationProgress;
+  retire: RetireBatch;
 }
 
 function outcomeOf(s: PlannedSource, status: SourceOutcome["status"], extra: Partial<SourceOutcome> = {}): SourceOutcome {
@@ -102,26 +103,34 @@ function processSource(state: RunState, db: AgentDatabase, s: PlannedSource): So
   const importer = importerFor(s.kind);
   const ctx: ImportContext = { agentId: s.agentId, mainKey: state.mainKey, runId: state.runId };
   const notes: string[] = [];
+  const destination = state.options.removeSources ? null : retiredPath(state.options.paths.stateDir, state.runId, s.relativePath);
+  const retirement: Partial<SourceOutcome> = { retired: destination === null ? "deleted" : "moved", ...(destination !== null ? { retiredTo: destination } : {}) };
 
   if (s.action === "already-imported") {
     const row = findSourceByKey(global, s.sourceKey);
     const recorded = row ? ledgerCounts(row) : null;
     const mismatch = row && recorded ? importer.verify(db, s, recorded, ctx) : "the ledger row has no counts";
     if (mismatch === null && row && recorded) {
-      const outcome = outcomeOf(s, "already-imported", { recordsParsed: recorded.records, reason: "unchanged since its import: nothing to write" });
-      return retire(state, s, outcome, row.status === "warning" ? "warning" : "imported", recorded, row.imported_at);
+      const status: LedgerStatus = row.status === "warning" ? "warning" : "imported";
+      const outcome = outcomeOf(s, "already-imported", { recordsParsed: recorded.records, reason: "unchanged since its import: nothing to write", ...retirement });
+      // Ledger first, then the move: a crash in between leaves an already-imported file the next run retires.
+      writeSource(global, rowInput(state, s, outcome, status, recorded, row.imported_at, true));
+      return retire(state, s, outcome, status, recorded, row.imported_at, destination);
     }
     notes.push(`the ledger said imported, but ${mismatch}: imported again`);
   }
 
   let counts: ImportCounts;
+  let status: LedgerStatus = "imported";
   const importedAt = Date.now();
   try {
     counts = db.immediate(() => {
       const c = importer.import(db, s, ctx);
-      const status: LedgerStatus = c.warnings.length > 0 ? "warning" : "imported";
-      const outcome = outcomeOf(s, status, { recordsParsed: c.records, rows: c.rows, warnings: c.warnings });
-      writeSourceAttached(db, rowInput(state, s, outcome, status, c, importedAt, false));
+      status = c.warnings.length > 0 ? "warning" : "imported";
+      // The ledger row already records the retirement about to happen: a crash before the move leaves an
+      // already-imported source that the next run retires; a failed verification or move rewrites the row.
+      const outcome = outcomeOf(s, status, { recordsParsed: c.records, rows: c.rows, warnings: c.warnings, ...retirement });
+      writeSourceAttached(db, rowInput(state, s, outcome, status, c, importedAt, true));
       return c;
     });
   } catch (error) {
@@ -135,46 +144,47 @@ function processSource(state: RunState, db: AgentDatabase, s: PlannedSource): So
     return outcome;
   }
 
-  const status: LedgerStatus = counts.warnings.length > 0 ? "warning" : "imported";
-  const outcome = outcomeOf(s, status, { recordsParsed: counts.records, rows: counts.rows, warnings: counts.warnings, notes: [...notes, ...counts.notes] });
+  const outcome = outcomeOf(s, status, { recordsParsed: counts.records, rows: counts.rows, warnings: counts.warnings, notes: [...notes, ...counts.notes], ...retirement });
   const mismatch = importer.verify(db, s, counts, ctx);
   if (mismatch !== null) {
     // Committed but not what was parsed: never retire; the failed ledger row makes the next run import it again.
     outcome.status = "failed";
     outcome.reason = `verification failed after commit: ${mismatch}; the source was left in place`;
+    outcome.retired = null;
+    delete outcome.retiredTo;
     writeSource(global, rowInput(state, s, outcome, "failed", counts, importedAt, false));
     return outcome;
   }
-  return retire(state, s, outcome, status, counts, importedAt);
+  return retire(state, s, outcome, status, counts, importedAt, destination);
 }
 
-/** Ledger first, then the move: a crash in between leaves an already-imported file that the next run retires. */
-function retire(state: RunState, s: PlannedSource, outcome: SourceOutcome, status: LedgerStatus, counts: ImportCounts, importedAt: number | null): SourceOutcome {
-  const { paths, global, removeSources } = state.options;
+/** Moves or deletes the source (its ledger row already says so); on failure the row is rewritten to say it stayed. */
+function retire(state: RunState, s: PlannedSource, outcome: SourceOutcome, status: LedgerStatus, counts: ImportCounts, importedAt: number | null, destination: string | null): SourceOutcome {
+  const keep = (warning: string): SourceOutcome => {
+    outcome.retired = null;
+    delete outcome.retiredTo;
+    if (outcome.status !== "failed") outcome.status = "warning";
+    outcome.warnings.push(warning);
+    try {
+      writeSource(state.options.global, rowInput(state, s, outcome, status, counts, importedAt, false));
+    } catch (error) {
+      outcome.warnings.push(`could not update the ledger: ${describeError(error)}`);
+    }
+    return outcome;
+  };
   let st: fs.Stats;
   try {
     st = fs.statSync(s.path);
   } catch (error) {
-    outcome.warnings.push(`could not retire: ${describeError(error)}`);
-    if (outcome.status !== "failed") outcome.status = "warning";
-    return outcome;
+    return keep(`could not retire: ${describeError(error)}`);
   }
   if (st.size !== s.sizeBytes || Math.trunc(st.mtimeMs) !== s.mtimeMs) {
-    outcome.status = "warning";
-    outcome.warnings.push("the file changed after it was read: left in place; the next `doctor --fix` imports the new content");
-    return outcome;
+    return keep("the file changed after it was read: left in place; the next `doctor --fix` imports the new content");
   }
-  const destination = removeSources ? null : retiredPath(paths.stateDir, state.runId, s.relativePath);
-  outcome.retired = destination === null ? "deleted" : "moved";
-  if (destination !== null) outcome.retiredTo = destination;
   try {
-    writeSource(global, rowInput(state, s, outcome, status, counts, importedAt, true));
-    retireFile(s.path, destination);
+    retireFile(s.path, destination, state.retire);
   } catch (error) {
-    outcome.retired = null;
-    delete outcome.retiredTo;
-    outcome.status = "warning";
-    outcome.warnings.push(`imported, but could not be retired: ${describeError(error)}`);
+    return keep(`imported, but could not be retired: ${describeError(error)}`);
   }
   return outcome;
 }
@@ -221,6 +231,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     runId,
     mainKey: readConfiguredMainKey(paths, paths.stateDir),
     outcomes: [],
+    retire: new RetireBatch(),
     progress: { phase: "import", done: 0, total: actionable.length, bytesDone: 0, bytesTotal: actionable.reduce((n, s) => n + s.sizeBytes, 0) },
   };
   let backupPath: string | null = null;
@@ -253,6 +264,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
       warnings.push(...moved.warnings);
     }
 
+    let lastYield = Date.now();
     const byAgent = new Map<string, PlannedSource[]>();
     for (const s of plan.sources) byAgent.set(s.agentId, [...(byAgent.get(s.agentId) ?? []), s]);
     for (const [agentId, sources] of byAgent) {
@@ -270,12 +282,16 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
             state.progress.done += 1;
             state.progress.bytesDone += s.sizeBytes;
           }
-          // Between sources (never inside a transaction): lets the spinner and the lease heartbeat run.
-          await yieldToLoop();
+          // Between sources (never inside a transaction), every ~50 ms: lets the spinner and the lease heartbeat run.
+          if (Date.now() - lastYield > 50) {
+            await yieldToLoop();
+            lastYield = Date.now();
+          }
         }
       } finally {
         db.detach(LEDGER_SCHEMA);
         db.close();
+        state.retire.sync();
       }
     }
     options.onProgress?.({ ...state.progress, phase: "retire" });

@@ -37,22 +37,17 @@ export function sourceKeyFor(kind: SourceKind, relativePath: string, targetTable
   return crypto.createHash("sha256").update(JSON.stringify([kind, relativePath, targetTable, sha256, sizeBytes])).digest("hex");
 }
 
+// Raw SQL: looked up once per source when planning, which runs over thousands of sources.
+const SOURCE_BY_KEY_SQL = "SELECT * FROM migration_sources WHERE source_key = ?";
+const LATEST_BY_PATH_SQL = "SELECT * FROM migration_sources WHERE source_path = ? AND migration_kind = ? AND status <> 'failed' ORDER BY imported_at DESC LIMIT 1";
+
 export function findSourceByKey(db: GlobalDatabase, key: string): LedgerRow | undefined {
-  return db.first(db.q.selectFrom("migration_sources").selectAll().where("source_key", "=", key));
+  return db.prepare(SOURCE_BY_KEY_SQL).get(key) as LedgerRow | undefined;
 }
 
 /** The most recent ledger row for a path (any sha256): tells "changed since import" from "new". */
 export function findLatestSourceByPath(db: GlobalDatabase, relativePath: string, kind: SourceKind): LedgerRow | undefined {
-  return db.first(
-    db.q
-      .selectFrom("migration_sources")
-      .selectAll()
-      .where("source_path", "=", relativePath)
-      .where("migration_kind", "=", kind)
-      .where("status", "!=", "failed")
-      .orderBy("imported_at", "desc")
-      .limit(1),
-  );
+  return db.prepare(LATEST_BY_PATH_SQL).get(relativePath, kind) as LedgerRow | undefined;
 }
 
 export function ledgerCounts(row: LedgerRow): ImportCounts | null {
@@ -98,10 +93,32 @@ function rowValues(input: SourceRowInput) {
   };
 }
 
+const UPSERT_SOURCE_COLUMNS = [
+  "source_key",
+  "migration_kind",
+  "source_path",
+  "target_table",
+  "source_sha256",
+  "source_size_bytes",
+  "source_record_count",
+  "last_run_id",
+  "status",
+  "imported_at",
+  "removed_source",
+  "report_json",
+] as const;
+
+/** Compiled once: one ledger row per source is on the import's hot path. */
+const UPSERT_ATTACHED_SQL = attachedQ
+  .insertInto("migration_sources")
+  .values(Object.fromEntries(UPSERT_SOURCE_COLUMNS.map((c) => [c, null])) as never)
+  .onConflict((oc) => oc.column("source_key").doUpdateSet((eb) => Object.fromEntries(UPSERT_SOURCE_COLUMNS.filter((c) => c !== "source_key").map((c) => [c, eb.ref(`excluded.${c}`)])) as never))
+  .compile().sql;
+
 /** Inside the per-source transaction on the agent DB (global attached): the ledger row commits with the rows. */
 export function writeSourceAttached(db: AgentDatabase, input: SourceRowInput): void {
   const values = rowValues(input);
-  db.run(attachedQ.insertInto("migration_sources").values(values).onConflict((oc) => oc.column("source_key").doUpdateSet(values)));
+  db.prepare(UPSERT_ATTACHED_SQL).run(...UPSERT_SOURCE_COLUMNS.map((c) => values[c]));
 }
 
 /** Outside an import (failed sources, retirement updates): the global DB directly. */

@@ -1,8 +1,7 @@
 // Retiring an imported source: moved under <stateDir>/migrated/<runId>/<relative path>, or deleted.
 import fs from "node:fs";
 import path from "node:path";
-import { OperationError } from "../core/errors.js";
-import { ensurePrivateDir, fsyncDir, pathExists } from "../state/private-fs.js";
+import { ensurePrivateDir, fsyncDir } from "../state/private-fs.js";
 
 export const MIGRATED_DIR = "migrated";
 
@@ -10,20 +9,42 @@ export function retiredPath(stateDir: string, runId: string, relativePath: strin
   return path.join(stateDir, MIGRATED_DIR, runId, ...relativePath.split("/"));
 }
 
-/** Moves (same file system: a rename) or deletes `file`, then fsyncs the directories involved. */
-export function retireFile(file: string, destination: string | null): void {
+/**
+ * Directories touched by retirements, fsynced once per batch rather than twice per file: the ledger already
+ * records each retirement, so a rename lost to a power cut only brings back an already-imported file.
+ */
+export class RetireBatch {
+  private readonly made = new Set<string>();
+  private readonly dirty = new Set<string>();
+
+  ensureDir(dir: string): void {
+    if (this.made.has(dir)) return;
+    ensurePrivateDir(dir);
+    this.made.add(dir);
+  }
+
+  touched(dir: string): void {
+    this.dirty.add(dir);
+  }
+
+  sync(): void {
+    for (const dir of this.dirty) fsyncDir(dir);
+    this.dirty.clear();
+  }
+}
+
+/** Moves (same file system: a rename) or deletes `file`; directories are fsynced by the batch. */
+export function retireFile(file: string, destination: string | null, batch: RetireBatch): void {
   if (destination === null) {
     fs.rmSync(file, { force: true });
-    fsyncDir(path.dirname(file));
+    batch.touched(path.dirname(file));
     return;
   }
-  if (pathExists(destination)) {
-    throw new OperationError("retire_conflict", `Cannot retire ${file}: ${destination} already exists; the source was left in place.`, { path: destination });
-  }
-  ensurePrivateDir(path.dirname(destination));
+  // No existence check: migrated/<runId>/ is new for each run and relative paths are unique within it.
+  batch.ensureDir(path.dirname(destination));
   fs.renameSync(file, destination);
-  fsyncDir(path.dirname(destination));
-  fsyncDir(path.dirname(file));
+  batch.touched(path.dirname(destination));
+  batch.touched(path.dirname(file));
 }
 
 /** Removes a legacy sessions dir once the migration emptied it (never a non-empty one). */

@@ -98,6 +98,8 @@ export class StateDatabase<DB> {
     }
     if (!fs.existsSync(file)) throw new NotFoundError(`Database ${file} does not exist; run \`openclaw-state doctor --fix\` to create it.`, { path: file });
     this.handle.prepare(`ATTACH DATABASE ? AS ${schema}`).run(file);
+    // synchronous is per schema and an attached file starts at FULL (an fsync per commit): match openDatabase.
+    this.handle.pragma(`${schema}.synchronous = NORMAL`);
     const version = this.handle.pragma(`${schema}.user_version`, { simple: true }) as number;
     if (version !== SCHEMA_VERSION) {
       this.handle.prepare(`DETACH DATABASE ${schema}`).run();

@@ -77,7 +77,8 @@ export class TranscriptNormalizer {
     this.version = version;
   }
 
-  entry(entry: Obj, line: string, lineLabel: string): NormalizedEvent {
+  /** `lineNo` only labels warnings. */
+  entry(entry: Obj, line: string, lineNo: number): NormalizedEvent {
     this.index += 1;
     let out = entry;
     let changed = false;
@@ -93,7 +94,7 @@ export class TranscriptNormalizer {
         delete out.firstKeptEntryIndex;
         const targetId = typeof target === "number" && Number.isInteger(target) && target > 0 && target < this.index ? this.v1Ids[target] : undefined;
         if (targetId) out.firstKeptEntryId = targetId;
-        else this.warnings.push(`${lineLabel}: firstKeptEntryIndex ${JSON.stringify(target)} does not name an earlier entry; dropped`);
+        else this.warnings.push(`line ${lineNo}: firstKeptEntryIndex ${JSON.stringify(target)} does not name an earlier entry; dropped`);
       }
       changed = true;
     }
