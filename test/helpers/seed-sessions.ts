@@ -59,6 +59,18 @@ export function replaceTranscript(paths: StatePaths, agentId: string, sessionId:
   });
 }
 
+/** Points one more key at an existing session (legacy aliases canonicalized onto one session). */
+export function seedRoute(paths: StatePaths, agentId: string, key: string, sessionId: string, updatedAt = 1): void {
+  withAgentDb(paths, agentId, (db) => {
+    db.run(
+      db.q
+        .insertInto("session_routes")
+        .values({ session_key: key, session_id: sessionId, updated_at: updatedAt })
+        .onConflict((oc) => oc.column("session_key").doUpdateSet({ session_id: sessionId, updated_at: updatedAt })),
+    );
+  });
+}
+
 /** Records a cron run in the global DB that produced `sessionId` (what makes a session kind `cron`). */
 export function seedCronRun(paths: StatePaths, sessionId: string, sessionKey: string, jobId = "job-1"): void {
   const global = openGlobalDatabase(paths, { mode: "write", create: true });
