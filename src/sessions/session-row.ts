@@ -1,5 +1,6 @@
 // One session row as list and show see it: sessions + route + entry fields + primary conversation, typed columns first.
 import { sql } from "kysely";
+import type { SessionsTable } from "../state/generated/agent-db.js";
 import type { AgentDatabase, GlobalDatabase } from "../state/state-databases.js";
 import { deriveSessionKind, type SessionKind } from "./session-kind.js";
 
@@ -63,25 +64,8 @@ export function sessionRowQuery(db: AgentDatabase) {
     // Matching on key and id: a session reached by several keys must still yield one row.
     .leftJoin("session_entries as e", (join) => join.onRef("e.session_key", "=", "s.session_key").onRef("e.session_id", "=", "s.session_id"))
     .leftJoin("conversations as c", "c.conversation_id", "s.primary_conversation_id")
+    .selectAll("s")
     .select([
-      "s.session_id",
-      "s.session_key",
-      "s.session_scope",
-      "s.created_at",
-      "s.updated_at",
-      "s.started_at",
-      "s.ended_at",
-      "s.status",
-      "s.chat_type",
-      "s.channel",
-      "s.account_id",
-      "s.primary_conversation_id",
-      "s.model_provider",
-      "s.model",
-      "s.agent_harness_id",
-      "s.parent_session_key",
-      "s.spawned_by",
-      "s.display_name",
       "r.session_id as route_session_id",
       "c.kind as conversation_kind",
       "c.channel as conversation_channel",
@@ -91,25 +75,7 @@ export function sessionRowQuery(db: AgentDatabase) {
     .$castTo<SessionRowRaw>();
 }
 
-export interface SessionRowRaw extends EntryColumns {
-  session_id: string;
-  session_key: string;
-  session_scope: string;
-  created_at: number;
-  updated_at: number;
-  started_at: number | null;
-  ended_at: number | null;
-  status: string | null;
-  chat_type: string | null;
-  channel: string | null;
-  account_id: string | null;
-  primary_conversation_id: string | null;
-  model_provider: string | null;
-  model: string | null;
-  agent_harness_id: string | null;
-  parent_session_key: string | null;
-  spawned_by: string | null;
-  display_name: string | null;
+export interface SessionRowRaw extends SessionsTable, EntryColumns {
   route_session_id: string | null;
   conversation_kind: string | null;
   conversation_channel: string | null;

@@ -258,39 +258,27 @@ function sizeQuery(db: AgentDatabase, sessionId: string) {
 }
 
 function pickForward(db: AgentDatabase, sessionId: string, afterSeq: number, maxEvents: number, maxBytes: number): Picked {
-  const rows: SizeRow[] = [];
-  let total = 0;
-  let hasMore = false;
-  let requiredBytes: number | undefined;
-  for (const row of db.iterate(sizeQuery(db, sessionId).where("seq", ">", afterSeq).orderBy("seq", "asc").limit(maxEvents + 1))) {
-    if (rows.length === maxEvents || total + row.bytes > maxBytes) {
-      hasMore = true;
-      if (rows.length === 0) requiredBytes = row.bytes;
-      break;
-    }
-    rows.push(row);
-    total += row.bytes;
-  }
-  return requiredBytes === undefined ? { rows, hasMore, hasEarlier: false } : { rows, hasMore, hasEarlier: false, requiredBytes };
+  const { cutShort, ...taken } = takeWithin(db.iterate(sizeQuery(db, sessionId).where("seq", ">", afterSeq).orderBy("seq", "asc").limit(maxEvents + 1)), maxEvents, maxBytes);
+  return { ...taken, hasMore: cutShort, hasEarlier: false };
 }
 
 /** Keyset read backwards (seq DESC LIMIT), reversed to oldest-first. */
 function pickTail(db: AgentDatabase, sessionId: string, maxEvents: number, maxBytes: number): Picked {
+  const { cutShort, ...taken } = takeWithin(db.iterate(sizeQuery(db, sessionId).orderBy("seq", "desc").limit(maxEvents + 1)), maxEvents, maxBytes);
+  taken.rows.reverse();
+  return { ...taken, hasMore: false, hasEarlier: cutShort };
+}
+
+/** Takes rows while both limits hold; stops reading (closing the statement) at the first that does not fit. */
+function takeWithin(source: Iterable<SizeRow>, maxEvents: number, maxBytes: number): { rows: SizeRow[]; cutShort: boolean; requiredBytes?: number } {
   const rows: SizeRow[] = [];
   let total = 0;
-  let hasEarlier = false;
-  let requiredBytes: number | undefined;
-  for (const row of db.iterate(sizeQuery(db, sessionId).orderBy("seq", "desc").limit(maxEvents + 1))) {
+  for (const row of source) {
     if (rows.length === maxEvents || total + row.bytes > maxBytes) {
-      hasEarlier = true;
-      if (rows.length === 0) requiredBytes = row.bytes;
-      break;
+      return rows.length === 0 ? { rows, cutShort: true, requiredBytes: row.bytes } : { rows, cutShort: true };
     }
     rows.push(row);
     total += row.bytes;
   }
-  rows.reverse();
-  const picked: Picked = { rows, hasMore: false, hasEarlier };
-  if (requiredBytes !== undefined) picked.requiredBytes = requiredBytes;
-  return picked;
+  return { rows, cutShort: false };
 }
