@@ -1,6 +1,5 @@
 // The injected I/O object: every command writes through it, so tests capture output without spawning.
-import { createRequire } from "node:module";
-import type { ChalkInstance } from "chalk";
+import { Chalk, type ChalkInstance } from "chalk";
 import { OpenclawStateError, describeError } from "../core/errors.js";
 
 export interface Progress {
@@ -62,18 +61,10 @@ export interface JsonStreamResult {
 /** Streamed documents flush in chunks of this size, so pipes see few large writes. */
 const JSON_STREAM_CHUNK = 64 * 1024;
 
-// chalk is loaded on first styled output only: `--version` and JSON runs never pay for it. Node >= 20.19
-// (package engines) loads an ES module through require() without a warning.
-const requireModule = createRequire(import.meta.url);
-function loadChalk(level: 0 | 1): ChalkInstance {
-  const { Chalk } = requireModule("chalk") as typeof import("chalk");
-  return new Chalk({ level });
-}
-
 const noopProgress: Progress = { update() {}, succeed() {}, fail() {}, stop() {} };
 
 export function createOutput(options: OutputOptions, sink: Sink, prompt?: (question: string) => Promise<boolean>): Output {
-  let style: ChalkInstance | undefined;
+  const style = new Chalk({ level: options.color ? 1 : 0 });
   let backedUp = false;
   const out = (text: string): void => {
     if (sink.stdout(text) === false) backedUp = true;
@@ -86,10 +77,7 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: (quest
   const human = (line: string): void => (options.json ? sink.stderr(`${line}\n`) : out(`${line}\n`));
   return {
     ...options,
-    get style() {
-      style ??= loadChalk(options.color ? 1 : 0);
-      return style;
-    },
+    style,
     log(line) {
       if (!options.quiet) human(line);
     },
