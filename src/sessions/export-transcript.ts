@@ -6,10 +6,10 @@ import { describeError, OperationError } from "../core/errors.js";
 import { fsyncDir, pathExists, PRIVATE_FILE_MODE } from "../state/private-fs.js";
 import type { StatePaths } from "../state/paths.js";
 import type { AgentDatabase } from "../state/state-databases.js";
-import { readTranscriptEvents, TRANSCRIPT_MAX_BYTES_CAP, TRANSCRIPT_MAX_EVENTS_CAP } from "../state/transcript-reader.js";
+import { readTranscriptEvents, TRANSCRIPT_MAX_BYTES_CAP, TRANSCRIPT_MAX_EVENTS_CAP, type TranscriptEvent } from "../state/transcript-reader.js";
 
-/** Pages of up to 8 MiB keep memory flat whatever the transcript size. */
-const EXPORT_PAGE_BYTES = 8 * 1024 * 1024;
+/** 1 MiB pages keep memory flat whatever the transcript size (larger pages only grow the GC backlog). */
+const EXPORT_PAGE_BYTES = 1024 * 1024;
 
 export interface ExportTranscriptOptions {
   /** An open agent DB (its read snapshot, if any, makes the export consistent); or `paths` to open one. */
@@ -64,7 +64,7 @@ export function exportTranscript(options: ExportTranscriptOptions): ExportTransc
         throw new OperationError("transcript_changed", `The transcript of session ${options.sessionId} changed during the export (${result.reason}); ${file} was not created, run the export again.`);
       }
       if (result.events.length > 0) {
-        const chunk = Buffer.from(result.events.map((e) => `${e.json}\n`).join(""), "utf8");
+        const chunk = toJsonl(result.events);
         writeAll(fd, chunk);
         events += result.events.length;
         bytes += chunk.length;
@@ -88,6 +88,19 @@ export function exportTranscript(options: ExportTranscriptOptions): ExportTransc
       fs.rmSync(temp, { force: true });
     }
   }
+}
+
+/** One buffer per page, filled in place (no joined intermediate string). */
+function toJsonl(events: TranscriptEvent[]): Buffer {
+  let size = events.length;
+  for (const e of events) size += Buffer.byteLength(e.json, "utf8");
+  const chunk = Buffer.allocUnsafe(size);
+  let offset = 0;
+  for (const e of events) {
+    offset += chunk.write(e.json, offset, "utf8");
+    chunk[offset++] = 0x0a;
+  }
+  return chunk;
 }
 
 function writeAll(fd: number, chunk: Buffer): void {

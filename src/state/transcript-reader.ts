@@ -156,11 +156,6 @@ function readWithin(db: AgentDatabase, agentId: string, options: ReadTranscriptE
   }
 }
 
-interface SizeRow {
-  seq: number;
-  bytes: number;
-}
-
 function readPage(db: AgentDatabase, agentId: string, options: ReadTranscriptEventsOptions, maxEvents: number, maxBytes: number): TranscriptReadResult {
   const { sessionId } = options;
   const first = db.first(
@@ -188,42 +183,23 @@ function readPage(db: AgentDatabase, agentId: string, options: ReadTranscriptEve
   }
 
   const tail = options.cursor === undefined && options.from === "end";
-  const picked = tail ? pickTail(db, sessionId, maxEvents, maxBytes) : pickForward(db, sessionId, afterSeq, maxEvents, maxBytes);
-  if (picked.rows.length === 0) {
-    const page: TranscriptPage = {
-      kind: "page",
-      events: [],
-      nextCursor: afterSeq === -1 ? fresh : (options.cursor as string),
-      hasMore: picked.requiredBytes !== undefined,
-      hasEarlier: false,
-      bytes: 0,
-    };
-    if (picked.requiredBytes !== undefined) page.requiredBytes = picked.requiredBytes;
-    return page;
-  }
-  const low = picked.rows[0]!.seq;
-  const high = picked.rows[picked.rows.length - 1]!.seq;
-  const events = db
-    .all(
-      db.q
-        .selectFrom("transcript_events")
-        .select(["seq", "created_at", "event_json"])
-        .where("session_id", "=", sessionId)
-        .where("seq", ">=", low)
-        .where("seq", "<=", high)
-        .orderBy("seq", "asc"),
-    )
-    .map((row, i): TranscriptEvent => ({ seq: row.seq, bytes: picked.rows[i]?.bytes ?? Buffer.byteLength(row.event_json), createdAt: row.created_at, json: row.event_json }));
-  const last = events[events.length - 1]!;
-  const bytes = events.reduce((sum, e) => sum + e.bytes, 0);
+  const picked = collectEvents(db, sessionId, tail ? null : afterSeq, maxEvents, maxBytes);
+  if (tail) picked.events.reverse();
+  const { events } = picked;
+  const last = events[events.length - 1];
   const page: TranscriptPage = {
     kind: "page",
     events,
-    nextCursor: encodeTranscriptCursor({ a: agentId, s: sessionId, q: last.seq, g: generation, h: fingerprint(last.json), n: last.bytes }),
-    hasMore: picked.hasMore,
-    hasEarlier: picked.hasEarlier,
-    bytes,
+    nextCursor: last
+      ? encodeTranscriptCursor({ a: agentId, s: sessionId, q: last.seq, g: generation, h: fingerprint(last.json), n: last.bytes })
+      : afterSeq === -1
+        ? fresh
+        : (options.cursor as string),
+    hasMore: tail ? false : picked.cutShort,
+    hasEarlier: tail ? picked.cutShort : false,
+    bytes: picked.bytes,
   };
+  if (picked.requiredBytes !== undefined) page.requiredBytes = picked.requiredBytes;
   return page;
 }
 
@@ -242,43 +218,44 @@ function anchorFingerprint(db: AgentDatabase, sessionId: string, seq: number, ex
   return row?.json == null ? null : fingerprint(row.json);
 }
 
-interface Picked {
-  rows: SizeRow[];
-  hasMore: boolean;
-  hasEarlier: boolean;
+interface Collected {
+  events: TranscriptEvent[];
+  bytes: number;
+  /** A row after the last collected one exists (it did not fit, or maxEvents was reached). */
+  cutShort: boolean;
   requiredBytes?: number;
 }
 
-/** Sizes first (octet_length reads no overflow pages), so bodies are loaded only for rows that fit. */
-function sizeQuery(db: AgentDatabase, sessionId: string) {
-  return db.q
+/**
+ * One keyset pass: ascending after `afterSeq`, or descending from the end when `afterSeq` is null (tail
+ * reads; the caller reverses). Each row's size comes from octet_length (the record header, no overflow
+ * pages) and its body is selected only when the row fits maxBytes on its own, so an oversized event is
+ * never loaded; the pass stops at the first row that breaks either limit (at most that one row, itself
+ * no larger than maxBytes, is read past the page).
+ */
+function collectEvents(db: AgentDatabase, sessionId: string, afterSeq: number | null, maxEvents: number, maxBytes: number): Collected {
+  let query = db.q
     .selectFrom("transcript_events")
-    .select(["seq", sql<number>`octet_length(event_json)`.as("bytes")])
+    .select([
+      "seq",
+      "created_at",
+      sql<number>`octet_length(event_json)`.as("bytes"),
+      sql<string | null>`CASE WHEN octet_length(event_json) <= ${maxBytes} THEN event_json END`.as("json"),
+    ])
     .where("session_id", "=", sessionId);
-}
-
-function pickForward(db: AgentDatabase, sessionId: string, afterSeq: number, maxEvents: number, maxBytes: number): Picked {
-  const { cutShort, ...taken } = takeWithin(db.iterate(sizeQuery(db, sessionId).where("seq", ">", afterSeq).orderBy("seq", "asc").limit(maxEvents + 1)), maxEvents, maxBytes);
-  return { ...taken, hasMore: cutShort, hasEarlier: false };
-}
-
-/** Keyset read backwards (seq DESC LIMIT), reversed to oldest-first. */
-function pickTail(db: AgentDatabase, sessionId: string, maxEvents: number, maxBytes: number): Picked {
-  const { cutShort, ...taken } = takeWithin(db.iterate(sizeQuery(db, sessionId).orderBy("seq", "desc").limit(maxEvents + 1)), maxEvents, maxBytes);
-  taken.rows.reverse();
-  return { ...taken, hasMore: false, hasEarlier: cutShort };
-}
-
-/** Takes rows while both limits hold; stops reading (closing the statement) at the first that does not fit. */
-function takeWithin(source: Iterable<SizeRow>, maxEvents: number, maxBytes: number): { rows: SizeRow[]; cutShort: boolean; requiredBytes?: number } {
-  const rows: SizeRow[] = [];
-  let total = 0;
-  for (const row of source) {
-    if (rows.length === maxEvents || total + row.bytes > maxBytes) {
-      return rows.length === 0 ? { rows, cutShort: true, requiredBytes: row.bytes } : { rows, cutShort: true };
+  query = afterSeq === null ? query.orderBy("seq", "desc") : query.where("seq", ">", afterSeq).orderBy("seq", "asc");
+  const compiled = query.limit(maxEvents + 1).compile();
+  // Hot path (exports drain whole transcripts through here): raw rows skip one object per event, and an
+  // uncached statement keeps raw mode off the shared statement cache.
+  const statement = db.handle.prepare(compiled.sql).raw(true);
+  const events: TranscriptEvent[] = [];
+  let bytes = 0;
+  for (const [seq, createdAt, size, json] of statement.iterate(...(compiled.parameters as unknown[])) as IterableIterator<[number, number, number, string | null]>) {
+    if (events.length === maxEvents || bytes + size > maxBytes || json === null) {
+      return events.length === 0 ? { events, bytes, cutShort: true, requiredBytes: size } : { events, bytes, cutShort: true };
     }
-    rows.push(row);
-    total += row.bytes;
+    events.push({ seq, bytes: size, createdAt, json });
+    bytes += size;
   }
-  return { rows, cutShort: false };
+  return { events, bytes, cutShort: false };
 }
