@@ -6,6 +6,7 @@ import type { CliHost } from "./context.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerInspectCommand } from "./commands/inspect.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
+import { registerSessionsCommand } from "./commands/sessions.js";
 
 export interface CreateProgramOptions {
   host?: Partial<CliHost>;
@@ -17,6 +18,7 @@ Examples:
   $ openclaw-state doctor --fix --yes          # apply the safe fixes and the legacy migration
   $ openclaw-state migrate plan                # the read-only legacy migration plan
   $ openclaw-state inspect --json              # every database, sizes, row counts, leases
+  $ openclaw-state sessions list --all-agents  # newest sessions of every agent
   $ openclaw-state --state-dir /srv/openclaw/.openclaw inspect --check
 
 Exit codes: 0 ok, 1 failed or error findings, 2 usage error, 75 state locked by another process.
@@ -50,5 +52,6 @@ export function createProgram(options: CreateProgramOptions = {}): Command {
   registerDoctorCommand(program, host);
   registerInspectCommand(program, host);
   registerMigrateCommand(program, host);
+  registerSessionsCommand(program, host);
   return program;
 }
