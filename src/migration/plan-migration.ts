@@ -130,13 +130,16 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
     if (i % 16 === 15) await yieldToLoop();
   }
 
-  const facts: PlanFacts = { referencedSessionIds: new Map() };
+  const facts: PlanFacts = { referencedSessionIds: new Map(), indexesWithMainKey: new Map() };
+  const addTo = (map: Map<string, Set<string>>, key: string, values: Iterable<string>): void => {
+    const set = map.get(key) ?? new Set<string>();
+    for (const v of values) set.add(v);
+    map.set(key, set);
+  };
   for (const s of planned) {
-    const ids = cache.get(s.path)?.inspection.referencedSessionIds;
-    if (!ids) continue;
-    const set = facts.referencedSessionIds.get(s.agentId) ?? new Set<string>();
-    for (const id of ids) set.add(id);
-    facts.referencedSessionIds.set(s.agentId, set);
+    const inspection = cache.get(s.path)?.inspection;
+    if (inspection?.referencedSessionIds) addTo(facts.referencedSessionIds, s.agentId, inspection.referencedSessionIds);
+    if (inspection?.hasMainKey) addTo(facts.indexesWithMainKey, s.agentId, [s.relativePath]);
   }
 
   const ledger = options.ledger ?? openLedger(paths);

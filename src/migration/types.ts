@@ -47,6 +47,8 @@ export interface SourceInspection {
   sessionId?: string;
   /** Session indexes: the session ids they reference (used to flag orphan transcripts). */
   referencedSessionIds?: string[];
+  /** Session indexes: the store holds the agent's main key (after canonicalization). */
+  hasMainKey?: boolean;
 }
 
 export interface PlannedSource {
@@ -70,6 +72,8 @@ export interface PlannedSource {
   attention?: boolean;
   notes: string[];
   sessionId?: string;
+  /** Session indexes: another index of the same agent holds the main key, so this one must not seed it. */
+  mainKeyElsewhere?: boolean;
   /** The ledger row this source matched (same key, or same path with another sha256). */
   previous?: { runId: string; status: string; importedAt: number | null; sha256: string | null };
 }
@@ -157,6 +161,8 @@ export interface SourceImporter {
 export interface PlanFacts {
   /** agentId → session ids referenced by that agent's session indexes. */
   referencedSessionIds: Map<string, Set<string>>;
+  /** agentId → relative paths of that agent's session indexes holding its main key. */
+  indexesWithMainKey: Map<string, Set<string>>;
 }
 
 export type SourceStatus = "imported" | "warning" | "already-imported" | "failed" | "skipped";

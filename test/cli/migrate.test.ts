@@ -10,7 +10,7 @@ import { agentDbFile, rows } from "../helpers/migration.js";
 
 describe("doctor shows the legacy plan", () => {
   it("one finding per kind, per file with --verbose, and the full plan under --json", async () => {
-    const { env } = makeTempState("legacy-state");
+    const { env } = makeTempState("migration/simple");
     const human = await runInProcess(["doctor"], env);
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/! 1 legacy session index: 1 to import — 685 B, 2 entries/);
@@ -40,7 +40,7 @@ describe("doctor shows the legacy plan", () => {
 
 describe("doctor --fix applies the migration", () => {
   it("prints one JSON document with the run (id, status, per-source outcome, backup path)", async () => {
-    const { env, stateDir } = makeTempState("legacy-state");
+    const { env, stateDir } = makeTempState("migration/simple");
     const run = await runInProcess(["doctor", "--fix", "--yes", "--json", "--no-backup"], env);
     expect(run.code).toBe(0);
     const doc = JSON.parse(run.stdout);
@@ -51,7 +51,7 @@ describe("doctor --fix applies the migration", () => {
   });
 
   it("needs --yes off a terminal, and asks (and can be declined) on one", async () => {
-    const { env, stateDir } = makeTempState("legacy-state");
+    const { env, stateDir } = makeTempState("migration/simple");
     const before = snapshotTree(stateDir);
     const noConsent = await runInProcess(["doctor", "--fix"], env);
     expect(noConsent.code).toBe(2);
@@ -68,7 +68,7 @@ describe("doctor --fix applies the migration", () => {
   });
 
   it("exits 75 while the gateway holds its lease, and --force takes over", async () => {
-    const { env, paths, stateDir } = makeTempState("legacy-state");
+    const { env, paths, stateDir } = makeTempState("migration/simple");
     const global = openGlobalDatabase(paths, { mode: "write", create: true });
     insertLease(global, GATEWAY_SCOPE, process.pid, Date.now() + 60_000);
     global.close();
@@ -83,7 +83,7 @@ describe("doctor --fix applies the migration", () => {
   });
 
   it("--remove-sources deletes the migrated files", async () => {
-    const { env, stateDir } = makeTempState("legacy-state");
+    const { env, stateDir } = makeTempState("migration/simple");
     expect((await runInProcess(["doctor", "--fix", "--yes", "--no-backup", "--remove-sources"], env)).code).toBe(0);
     expect(fs.existsSync(path.join(stateDir, "migrated"))).toBe(false);
     expect(fs.existsSync(path.join(stateDir, "agents/main/sessions"))).toBe(false);
@@ -104,7 +104,7 @@ describe("doctor --fix applies the migration", () => {
   it("moves a legacy ~/.clawdbot state dir into ~/.openclaw, then migrates it", async () => {
     const { root } = makeTempState();
     const env = { PATH: process.env.PATH, HOME: root };
-    fs.cpSync(path.join(__dirname, "../../fixtures/legacy-state"), path.join(root, ".clawdbot"), { recursive: true });
+    fs.cpSync(path.join(__dirname, "../../fixtures/migration/simple"), path.join(root, ".clawdbot"), { recursive: true });
     const check = await runInProcess(["doctor"], env);
     expect(check.stdout).toMatch(/Legacy state dir .*\.clawdbot will be moved to .*\.openclaw/);
     expect(check.stdout).toMatch(/2 legacy transcripts: 2 to import/);
@@ -119,7 +119,7 @@ describe("doctor --fix applies the migration", () => {
   });
 
   it("only reports a legacy state dir when ~/.openclaw already exists", async () => {
-    const { root, stateDir } = makeTempState("legacy-state");
+    const { root, stateDir } = makeTempState("migration/simple");
     const env = { PATH: process.env.PATH, HOME: root };
     fs.mkdirSync(path.join(root, ".moltbot"));
     const fix = await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], env);
@@ -144,7 +144,7 @@ describe("migrate plan / history", () => {
   });
 
   it("history lists runs newest first with their sources", async () => {
-    const { env } = makeTempState("legacy-state");
+    const { env } = makeTempState("migration/simple");
     const empty = await runInProcess(["migrate", "history"], env);
     expect(empty.stdout).toMatch(/No migration runs recorded/);
     await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], env);

@@ -21,7 +21,7 @@ function ledger(paths: { globalDbPath: string }): Ledger[] {
 
 describe("applyMigration", () => {
   it("imports, retires under migrated/<runId>/ and records the run and every source", async () => {
-    const { paths, stateDir } = makeTempState("legacy-state");
+    const { paths, stateDir } = makeTempState("migration/simple");
     const backup = fakeBackup(path.join(stateDir, "..", "backups"));
     const { run } = await migrate(paths, { backup: true, takeBackup: backup });
     expect(run).toMatchObject({ status: "completed", backupSkipped: false, totals: { imported: 3, retired: 3, failed: 0 } });
@@ -45,7 +45,7 @@ describe("applyMigration", () => {
   });
 
   it("converges: a second run on the migrated tree changes nothing", async () => {
-    const { paths } = makeTempState("legacy-state");
+    const { paths } = makeTempState("migration/simple");
     await migrate(paths);
     const before = dumpState(paths);
     const plan = await planMigration({ paths });
@@ -56,7 +56,7 @@ describe("applyMigration", () => {
   });
 
   it("finishes a crash between commit and retirement: the unchanged source is a no-op import that is still retired", async () => {
-    const { paths, stateDir } = makeTempState("legacy-state");
+    const { paths, stateDir } = makeTempState("migration/simple");
     const first = await migrate(paths);
     const dump = dumpState(paths);
     // The state a kill -9 after commit (and after the ledger's retirement note) but before the rename leaves.
@@ -72,7 +72,7 @@ describe("applyMigration", () => {
   });
 
   it("re-imports an already-imported source whose rows are gone from the database", async () => {
-    const { paths } = makeTempState("legacy-state");
+    const { paths } = makeTempState("migration/simple");
     const first = await migrate(paths);
     for (const o of first.run.sources) unretire(o);
     const db = agentDbFile(paths);
@@ -88,7 +88,7 @@ describe("applyMigration", () => {
   });
 
   it("re-imports a source that changed since its import, by upsert, without duplicates", async () => {
-    const { paths, stateDir } = makeTempState("legacy-state");
+    const { paths, stateDir } = makeTempState("migration/simple");
     const first = await migrate(paths);
     const retired = first.run.sources.find((o) => o.relativePath.endsWith("s-main.jsonl"))!;
     const original = fs.readFileSync(retired.retiredTo!, "utf8");
@@ -107,7 +107,7 @@ describe("applyMigration", () => {
   });
 
   it("deletes sources with removeSources and records removed_source", async () => {
-    const { paths, stateDir } = makeTempState("legacy-state");
+    const { paths, stateDir } = makeTempState("migration/simple");
     const { run } = await migrate(paths, { removeSources: true });
     expect(run.sources.map((o) => o.retired)).toEqual(["deleted", "deleted", "deleted"]);
     expect(fs.existsSync(path.join(stateDir, "migrated"))).toBe(false);
@@ -116,7 +116,7 @@ describe("applyMigration", () => {
   });
 
   it("fails the run, imports nothing and keeps every source when the backup fails", async () => {
-    const { paths, stateDir } = makeTempState("legacy-state");
+    const { paths, stateDir } = makeTempState("migration/simple");
     const before = snapshotTree(path.join(stateDir, "agents"));
     const { run } = await migrate(paths, { backup: true, takeBackup: async () => Promise.reject(new Error("disk full")) });
     expect(run).toMatchObject({ status: "failed", backupPath: null, sources: [] });
@@ -126,7 +126,7 @@ describe("applyMigration", () => {
   });
 
   it("re-plans under the lease when the tree changed since the plan and says so", async () => {
-    const { paths, stateDir } = makeTempState("legacy-state");
+    const { paths, stateDir } = makeTempState("migration/simple");
     const plan = await planMigration({ paths });
     fs.appendFileSync(path.join(stateDir, "agents/main/sessions/s-main.jsonl"), '{"type":"message","id":"e9","parentId":"e2","message":{"role":"user","content":"late"}}\n');
     const global = openGlobalDatabase(paths, { mode: "write", create: true });
@@ -139,7 +139,7 @@ describe("applyMigration", () => {
   });
 
   it("closes a run a killed process left running", async () => {
-    const { paths } = makeTempState("legacy-state");
+    const { paths } = makeTempState("migration/simple");
     const global = openGlobalDatabase(paths, { mode: "write", create: true });
     global.run(global.q.insertInto("migration_runs").values({ id: "dead-run", started_at: 1, status: "running", report_json: null }));
     global.close();
@@ -174,5 +174,30 @@ describe("old layouts", () => {
     expect(rows(db, "SELECT count(*) AS n FROM transcript_events WHERE session_id = 's-root'")).toEqual([{ n: 2 }]);
     for (const l of plan.leftovers) expect(fs.existsSync(l.path)).toBe(true);
     expect(fs.existsSync(path.join(stateDir, "sessions"))).toBe(false);
+  });
+});
+
+describe("the demo's legacy tree", () => {
+  it("migrates every store of both agents; the old root store does not seed main when the agent's index has it", async () => {
+    const { paths, stateDir } = makeTempState("legacy-state");
+    const plan = await planMigration({ paths });
+    expect(plan.sources.find((s) => s.relativePath === "sessions/sessions.json")!.mainKeyElsewhere).toBe(true);
+    const { run } = await migrate(paths);
+    expect(run).toMatchObject({ status: "completed", totals: { imported: 8, retired: 8 } });
+    const main = agentDbFile(paths, "main");
+    expect(rows(main, "SELECT session_key, session_id FROM session_routes ORDER BY session_key")).toEqual([
+      { session_key: "agent:main:+15550002", session_id: "s-root-dm" },
+      { session_key: "agent:main:main", session_id: "s-main" },
+      { session_key: "agent:main:unknown:group:ops", session_id: "s-ops" },
+    ]);
+    expect(rows(main, "SELECT session_id, session_key FROM sessions ORDER BY session_id")).toEqual([
+      { session_id: "s-lost", session_key: "agent:main:orphan:s-lost" },
+      { session_id: "s-main", session_key: "agent:main:main" },
+      { session_id: "s-ops", session_key: "agent:main:unknown:group:ops" },
+      { session_id: "s-root-dm", session_key: "agent:main:+15550002" },
+    ]);
+    expect(rows(agentDbFile(paths, "work"), "SELECT message_idempotency_key FROM transcript_event_identities WHERE message_idempotency_key IS NOT NULL")).toEqual([{ message_idempotency_key: "slack-171" }]);
+    expect(fs.existsSync(path.join(stateDir, "agents/main/agent/models.json"))).toBe(true);
+    expect(fs.existsSync(path.join(stateDir, "agents/main/sessions/s-main-old.jsonl.reset.2025-12-31T00-00-00.000Z"))).toBe(true);
   });
 });

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import JSON5 from "json5";
 import { OperationError, describeError } from "../../core/errors.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
-import type { DetectContext, DetectedSource, ImportContext, ImportCounts, PlannedSource, SourceImporter, SourceInspection } from "../types.js";
+import type { DetectContext, DetectedSource, ImportContext, ImportCounts, PlanFacts, PlannedSource, SourceImporter, SourceInspection } from "../types.js";
 import { canonicalizeStore, isOrphanSessionKey, mainSessionKey, type CanonicalEntry, type KeyedEntry } from "./session-keys.js";
 import { conversationFor, deliveryRouteOf, entryJsonFor, isObject, normalizeLegacyEntry, sessionRowFor } from "./session-projection.js";
 
@@ -120,8 +120,15 @@ function inspect(source: DetectedSource, ctx: DetectContext): SourceInspection {
   try {
     const index = loadIndex(source.path, source.agentId, ctx.mainKey, Math.trunc(st.mtimeMs), false);
     const notes = [...index.duplicates, ...index.warnings];
-    if (index.seededMainFrom) notes.push(`${mainSessionKey(source.agentId)} is absent: seeded from the newest direct entry ${JSON.stringify(index.seededMainFrom)} unless the database already has it`);
-    return { sha256: index.sha256, sizeBytes: index.sizeBytes, records: index.rawCount, notes, referencedSessionIds: [...index.keysBySession.keys()] };
+    if (index.seededMainFrom) notes.push(`${mainSessionKey(source.agentId)} is absent: seeded from the newest direct entry ${JSON.stringify(index.seededMainFrom)} unless another index or the database has it`);
+    return {
+      sha256: index.sha256,
+      sizeBytes: index.sizeBytes,
+      records: index.rawCount,
+      notes,
+      referencedSessionIds: [...index.keysBySession.keys()],
+      hasMainKey: index.canonical.has(mainSessionKey(source.agentId)) && index.seededMainFrom === null,
+    };
   } catch (error) {
     // The plan still lists it: the import will fail the same way, be recorded, and leave the file in place.
     const digest = fs.readFileSync(source.path);
@@ -165,7 +172,8 @@ function indexStatements(db: AgentDatabase) {
 
 function importIndex(db: AgentDatabase, source: PlannedSource, ctx: ImportContext): ImportCounts {
   const st = indexStatements(db);
-  const mainExists = st.routeUpdatedAt.get(mainSessionKey(ctx.agentId)) !== undefined;
+  // The main key is seeded only when no store of the agent (this one, another index, the DB) has it.
+  const mainExists = Boolean(source.mainKeyElsewhere) || st.routeUpdatedAt.get(mainSessionKey(ctx.agentId)) !== undefined;
   const index = loadIndex(source.path, ctx.agentId, ctx.mainKey, fileMtime(source.path), mainExists);
   if (source.sha256 !== null && index.sha256 !== source.sha256) {
     throw new OperationError("source_changed", `${source.path} changed since it was planned; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
@@ -245,12 +253,23 @@ function verify(db: AgentDatabase, source: PlannedSource, _expected: ImportCount
   return `${missing.length} row(s) missing after commit: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", …" : ""}`;
 }
 
+/** An agent's main key held by one of its indexes must not be seeded by another (the old root store). */
+function finalize(own: PlannedSource[], facts: PlanFacts): void {
+  for (const s of own) {
+    const holders = facts.indexesWithMainKey.get(s.agentId);
+    if (!holders || ![...holders].some((p) => p !== s.relativePath)) continue;
+    s.mainKeyElsewhere = true;
+    s.notes = s.notes.filter((n) => !n.includes("is absent: seeded from"));
+  }
+}
+
 export const sessionsIndexImporter: SourceImporter = {
   kind: "sessions-index",
   targetTable: "sessions",
   targetTables: ["sessions", "session_entries", "session_routes", "conversations", "session_conversations"],
   detect,
   inspect,
+  finalize,
   import: importIndex,
   verify,
 };
