@@ -17,9 +17,11 @@ console.log(`(backups go to ${stateDir}-backups; remove ${work} when done)\n`);
 
 const steps = [
   ["doctor"],
+  ["migrate", "plan", "--verbose"],
   ["doctor", "--fix", "--yes"],
+  ["migrate", "history", "--verbose"],
   ["inspect"],
-  ["sessions", "list"],
+  ["sessions", "list", "--all-agents"],
 ];
 
 let failed = false;
