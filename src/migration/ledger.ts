@@ -1,7 +1,8 @@
 // The migration ledger in the global DB: migration_runs (one row per run) and migration_sources (one per source).
 import crypto from "node:crypto";
 import { createQueryBuilder } from "../state/database.js";
-import type { GlobalDB } from "../state/generated/global-db.js";
+import type { Selectable } from "kysely";
+import type { GlobalDB, MigrationSourcesTable } from "../state/generated/global-db.js";
 import type { AgentDatabase, GlobalDatabase } from "../state/state-databases.js";
 import type { ImportCounts, MigrationRunResult, SourceKind, SourceOutcome } from "./types.js";
 
@@ -11,20 +12,7 @@ const attachedQ = createQueryBuilder<GlobalDB>().withSchema(LEDGER_SCHEMA);
 
 export type LedgerStatus = "imported" | "warning" | "failed";
 
-export interface LedgerRow {
-  source_key: string;
-  migration_kind: string;
-  source_path: string;
-  target_table: string | null;
-  source_sha256: string | null;
-  source_size_bytes: number | null;
-  source_record_count: number | null;
-  last_run_id: string;
-  status: string;
-  imported_at: number | null;
-  removed_source: number;
-  report_json: string | null;
-}
+export type LedgerRow = Selectable<MigrationSourcesTable>;
 
 /** What a source's ledger row carries in report_json (no secrets: paths, sizes, hashes, counts, reasons). */
 export interface SourceReport extends SourceOutcome {

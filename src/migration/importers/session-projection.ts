@@ -1,5 +1,6 @@
 // Projects a legacy SessionEntry into typed rows: sessions columns, the delivery route's conversation, entry_json.
 import crypto from "node:crypto";
+import type { SessionsTable } from "../../state/generated/agent-db.js";
 import { mainSessionKey } from "./session-keys.js";
 
 export type ChatType = "direct" | "group" | "channel";
@@ -116,25 +117,8 @@ export function conversationFor(route: DeliveryRoute, entry: Obj): ConversationV
   };
 }
 
-export interface SessionRowValues {
-  session_id: string;
-  session_key: string;
-  session_scope: "conversation" | "shared-main" | "group" | "channel";
-  created_at: number;
-  updated_at: number;
-  started_at: number | null;
-  ended_at: number | null;
-  status: string | null;
-  chat_type: ChatType | null;
-  channel: string | null;
-  account_id: string | null;
-  model_provider: string | null;
-  model: string | null;
-  agent_harness_id: string | null;
-  parent_session_key: string | null;
-  spawned_by: string | null;
-  display_name: string | null;
-}
+/** The typed `sessions` columns (the primary conversation is resolved by the importer). */
+export type SessionRowValues = Omit<SessionsTable, "primary_conversation_id">;
 
 /** Typed `sessions` columns; session_scope is shared-main for the agent's main key, else from chatType. */
 export function sessionRowFor(sessionId: string, key: string, agentId: string, entry: Obj, updatedAt: number, route: DeliveryRoute | null): SessionRowValues {
