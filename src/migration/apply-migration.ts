@@ -272,7 +272,15 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
         state.outcomes.push(...sources.map((s) => processSourceSkipped(s)));
         continue;
       }
-      const db = openAgentDatabase(paths, agentId, { mode: "write", create: true, global });
+      let db: AgentDatabase;
+      try {
+        db = openAgentDatabase(paths, agentId, { mode: "write", create: true, global });
+      } catch (openError) {
+        // One agent's database (too new, not ours, unwritable) must not stop the other agents.
+        const reason = `agent database "${agentId}" cannot be opened: ${describeError(openError)}; its sources were left in place`;
+        for (const s of sources) state.outcomes.push(s.action === "skip" ? processSourceSkipped(s) : outcomeOf(s, "failed", { reason }));
+        continue;
+      }
       try {
         db.attach(paths.globalDbPath, LEDGER_SCHEMA);
         for (const s of sources) {

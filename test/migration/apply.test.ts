@@ -201,3 +201,19 @@ describe("the demo's legacy tree", () => {
     expect(fs.existsSync(path.join(stateDir, "agents/main/sessions/s-main-old.jsonl.reset.2025-12-31T00-00-00.000Z"))).toBe(true);
   });
 });
+
+describe("per-agent failures", () => {
+  it("keeps going when one agent's database cannot be opened", async () => {
+    const { paths, stateDir } = makeTempState("legacy-state");
+    const work = path.join(stateDir, "agents/work/agent/openclaw-agent.sqlite");
+    fs.mkdirSync(path.dirname(work), { recursive: true });
+    fs.writeFileSync(work, "not a database at all, just some text that is long enough to be a header".repeat(10));
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("warning");
+    const failed = run.sources.filter((o) => o.status === "failed");
+    expect(failed.map((o) => o.relativePath).sort()).toEqual(["agents/work/sessions/sessions.json", "agents/work/sessions/w-main.jsonl"]);
+    expect(failed[0]!.reason).toMatch(/agent database "work" cannot be opened/);
+    expect(run.sources.filter((o) => o.status === "imported")).toHaveLength(6);
+    expect(fs.existsSync(path.join(stateDir, "agents/work/sessions/w-main.jsonl"))).toBe(true);
+  });
+});
