@@ -51,3 +51,18 @@ export { exportTranscript, type ExportTranscriptOptions, type ExportTranscriptRe
 export { deriveSessionKind, SESSION_KINDS, type SessionKind, type SessionKindInput } from "./sessions/session-kind.js";
 export type { SessionSummary, SessionRouteState } from "./sessions/session-row.js";
 export type { AgentSessionStats } from "./sessions/session-stats.js";
+export { planMigration, type PlanMigrationOptions } from "./migration/plan-migration.js";
+export { applyMigration, type ApplyMigrationOptions } from "./migration/apply-migration.js";
+export { migrationHistory, type MigrationHistoryOptions, type MigrationHistoryResult, type MigrationHistoryRun } from "./migration/migration-history.js";
+export { canonicalizeSessionKey, orphanSessionKey } from "./migration/importers/session-keys.js";
+export type {
+  MigrationPlan,
+  PlannedSource,
+  PlanAction,
+  SourceKind,
+  MigrationRunResult,
+  SourceOutcome,
+  SourceImporter,
+  MigrationProgress,
+  RunStatus,
+} from "./migration/types.js";
