@@ -23,6 +23,8 @@ export const takePreMigrationBackup: PreMigrationBackupFn = async (options) => {
     paths: options.paths,
     ...(options.output ? { output: options.output } : {}),
     verify: true,
+    // The migration never touches workspaces (the user's own files); the state, config and credentials are archived.
+    includeWorkspace: false,
     onProgress: () => options.onProgress?.(),
   });
   if (result.status !== "completed" || !result.verified) {
