@@ -106,3 +106,17 @@ describe("merging into an existing database", () => {
     expect(fs.existsSync(path.join(stateDir, "agents/main/sessions/sessions.json"))).toBe(false);
   });
 });
+
+describe("wrong shapes", () => {
+  it.each([
+    ["an array", "[]", /expected an object mapping session keys to entries, found an array/],
+    ["invalid UTF-8", Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d]), /not valid UTF-8/],
+  ])("fails an index that is %s and keeps it in place", async (_what, content, message) => {
+    const { paths, stateDir } = makeTempState("migration/json5-index");
+    const file = path.join(stateDir, "agents/main/sessions/sessions.json");
+    fs.writeFileSync(file, content);
+    const { run } = await migrate(paths);
+    expect(run.sources[0]).toMatchObject({ status: "failed", reason: expect.stringMatching(message) });
+    expect(fs.existsSync(file)).toBe(true);
+  });
+});

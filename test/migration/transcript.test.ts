@@ -155,3 +155,21 @@ describe("bad transcript input", () => {
     expect(run.sources.find((s) => s.relativePath.endsWith("S-Lost.jsonl"))!.notes.join()).toMatch(/orphan transcript/);
   });
 });
+
+describe("wrong line shapes", () => {
+  it("fails a transcript whose line is JSON but not an object, with path:line", async () => {
+    const { paths, stateDir } = makeTempState("migration/truncated-last-line");
+    fs.writeFileSync(path.join(stateDir, "agents/main/sessions/s-trunc.jsonl"), '{"type":"session","version":3,"id":"s-x"}\n[1,2,3]\n');
+    const { run } = await migrate(paths);
+    expect(run.sources[0]!.reason).toMatch(/s-trunc\.jsonl:2: expected a JSON object/);
+  });
+
+  it("fails a transcript with an unknown (newer) version and says so in the plan", async () => {
+    const { paths, stateDir } = makeTempState("migration/truncated-last-line");
+    fs.writeFileSync(path.join(stateDir, "agents/main/sessions/s-trunc.jsonl"), '{"type":"session","version":4,"id":"s-x"}\n');
+    const plan = await planMigration({ paths });
+    expect(plan.sources[0]!.notes.join()).toMatch(/will fail: unsupported transcript version 4/);
+    const { run } = await migrate(paths);
+    expect(run.sources[0]!.reason).toMatch(/s-trunc\.jsonl:1: unsupported transcript version 4/);
+  });
+});

@@ -1,4 +1,5 @@
 // Importer for legacy session indexes (`sessions.json`, SPEC §4.1): typed sessions, entries, routes, conversations.
+import { isUtf8 } from "node:buffer";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import JSON5 from "json5";
@@ -35,6 +36,7 @@ export function readIndexObject(file: string): { obj: Obj; sha256: string; sizeB
   }
   const bytes = fs.readFileSync(file);
   const sha256 = crypto.createHash("sha256").update(bytes).digest("hex");
+  if (!isUtf8(bytes)) throw new OperationError("invalid_utf8", `${file}: not valid UTF-8; the file was left in place.`, { path: file });
   const text = bytes.toString("utf8");
   let parsed: unknown;
   try {
