@@ -22,3 +22,19 @@ export type { AgentDB } from "./state/generated/agent-db.js";
 export { runDoctor, type DoctorOptions, type DoctorResult } from "./doctor/run-doctor.js";
 export type { Finding, Severity, DoctorCheck, Repair } from "./doctor/types.js";
 export { inspectState, type InspectOptions, type InspectResult } from "./inspect/inspect-state.js";
+export { createBackup, type CreateBackupOptions, type CreateBackupResult } from "./backup/create-backup.js";
+export { verifyBackup, type VerifyBackupOptions, type VerifyBackupResult } from "./backup/verify-archive.js";
+export { restoreBackup, type RestoreBackupOptions, type RestoreBackupResult, type RestoredDatabase } from "./backup/restore-backup.js";
+export type { RestorePlan, RestorePlanItem } from "./backup/restore-plan.js";
+export { listBackups, type ListBackupsOptions, type ListBackupsResult, type BackupListItem } from "./backup/list-backups.js";
+export { pruneBackups, type PruneBackupsOptions, type PruneBackupsResult } from "./backup/prune-backups.js";
+export type { CheckedDatabase } from "./backup/db-check.js";
+export type {
+  BackupManifest,
+  BackupAsset,
+  BackupProgressEvent,
+  ManifestDatabase,
+  ManifestFile,
+  SkippedItem,
+} from "./backup/types.js";
+export { parseTolerantJson } from "./core/tolerant-json.js";

@@ -1,0 +1,82 @@
+// Writes extracted files: created exclusive with their final mode, never through a symlink, fsynced before use.
+import fs from "node:fs";
+import type { FileSink } from "./read-archive.js";
+
+const CREATE_FLAGS = fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | (fs.constants.O_NOFOLLOW ?? 0);
+/** How many finished files may still be fsyncing in the background before the next one waits. */
+const MAX_PENDING_SYNCS = 16;
+
+export interface FileWriterOptions {
+  mode: number;
+  mtimeMs?: number;
+  /** fsync before close (restore: the file must be durable before it is swapped in). */
+  sync: boolean;
+}
+
+/**
+ * Tracks background fsync+close work so extraction overlaps with it; `drain()` waits for all of it and
+ * surfaces the first error.
+ */
+export class FileWriterPool {
+  private readonly pending = new Set<Promise<void>>();
+  private firstError: unknown;
+
+  async open(file: string, options: FileWriterOptions): Promise<FileSink & { readonly path: string; closed: Promise<void> }> {
+    const handle = await fs.promises.open(file, CREATE_FLAGS, options.mode);
+    let finished = false;
+    let resolveClosed!: () => void;
+    let rejectClosed!: (error: unknown) => void;
+    const closed = new Promise<void>((resolve, reject) => {
+      resolveClosed = resolve;
+      rejectClosed = reject;
+    });
+    closed.catch(() => undefined);
+    return {
+      path: file,
+      closed,
+      write: async (chunk) => {
+        let offset = 0;
+        while (offset < chunk.length) {
+          const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
+          offset += bytesWritten;
+        }
+      },
+      finish: async () => {
+        finished = true;
+        const work = (async () => {
+          if (options.mtimeMs !== undefined && options.mtimeMs > 0) {
+            const t = new Date(options.mtimeMs);
+            await handle.utimes(t, t);
+          }
+          if (options.sync) await handle.sync();
+          await handle.close();
+        })();
+        this.track(work);
+        work.then(resolveClosed, rejectClosed);
+        while (this.pending.size > MAX_PENDING_SYNCS) await Promise.race(this.pending);
+      },
+      abort: async () => {
+        if (!finished) await handle.close().catch(() => undefined);
+        await fs.promises.rm(file, { force: true });
+        resolveClosed();
+      },
+    };
+  }
+
+  private track(work: Promise<void>): void {
+    const settled = work.then(
+      () => undefined,
+      (error) => {
+        this.firstError ??= error;
+      },
+    );
+    this.pending.add(settled);
+    void settled.then(() => this.pending.delete(settled));
+  }
+
+  /** Waits for every background fsync/close; throws the first failure. */
+  async drain(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+    if (this.firstError !== undefined) throw this.firstError;
+  }
+}
