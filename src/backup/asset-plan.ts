@@ -59,10 +59,6 @@ function safeName(name: string): string {
   return cleaned === "" ? "workspace" : cleaned.slice(0, 60);
 }
 
-function toPosix(rel: string): string {
-  return rel.split(path.sep).join("/");
-}
-
 export function planAssets(options: AssetPlanOptions): AssetPlan {
   const { paths } = options;
   const assets: PlannedAsset[] = [];
@@ -136,13 +132,12 @@ export function planAssets(options: AssetPlanOptions): AssetPlan {
     }
   }
 
+  // Excluded whether they exist yet or not (the first backup creates its dir after planning); the walk
+  // reports the ones it met, and those become the manifest's `excluded`.
   for (const asset of assets) {
     if (asset.type !== "dir") continue;
     for (const dir of backupDirs) {
-      if (dir !== asset.realPath && isPathInside(asset.realPath, dir) && fs.existsSync(dir)) {
-        asset.excludedAbsolute.push(dir);
-        asset.excluded.push(toPosix(path.relative(asset.realPath, dir)));
-      }
+      if (dir !== asset.realPath && isPathInside(asset.realPath, dir)) asset.excludedAbsolute.push(dir);
     }
   }
   return { assets, skipped, warnings, backupDirs };

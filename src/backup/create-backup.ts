@@ -12,7 +12,7 @@ import { recordBackupRun } from "./backup-runs.js";
 import { buildManifest, summarizeManifest } from "./manifest.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
-import { walkAssets, type WalkEntry } from "./walk-assets.js";
+import { walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
 import { writeArchive } from "./write-archive.js";
 
 export type { BackupProgressEvent } from "./types.js";
@@ -45,8 +45,9 @@ export interface CreateBackupResult {
   recorded: boolean;
 }
 
-function publicAssets(plan: AssetPlan): BackupAsset[] {
-  return plan.assets.map(({ kind, sourcePath, archivePath, type, excluded }) => ({ kind, sourcePath, archivePath, type, excluded }));
+/** The manifest's assets: `excluded` lists the backup dirs the walk actually met and left out. */
+function publicAssets(plan: AssetPlan, walk: WalkResult): BackupAsset[] {
+  return plan.assets.map(({ kind, sourcePath, archivePath, type }) => ({ kind, sourcePath, archivePath, type, excluded: walk.excluded.get(archivePath) ?? [] }));
 }
 
 function nothingToBackUp(paths: StatePaths, onlyConfig: boolean): NotFoundError {
@@ -103,8 +104,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   checkOutputLocation(output, plan, paths);
   const warnings = [...plan.warnings];
   const runner = new SqliteJobRunner();
-  const manifestFrom = (parts: { skipped: SkippedItem[]; directories: BackupManifest["directories"]; files: ManifestFile[]; symlinks: BackupManifest["symlinks"]; databases: ManifestDatabase[] }): BackupManifest =>
-    buildManifest({ runId, createdAt, archiveRoot: output.root, paths, options: manifestOptions, assets: publicAssets(plan), ...parts });
+  const manifestFrom = (walk: WalkResult, parts: { skipped: SkippedItem[]; directories: BackupManifest["directories"]; files: ManifestFile[]; symlinks: BackupManifest["symlinks"]; databases: ManifestDatabase[] }): BackupManifest =>
+    buildManifest({ runId, createdAt, archiveRoot: output.root, paths, options: manifestOptions, assets: publicAssets(plan, walk), ...parts });
 
   if (dryRun) {
     try {
@@ -112,7 +113,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       const walk = walkAssets(plan.assets, { exclude: [] });
       warnings.push(...walk.warnings);
       const described = await describeDryRun(walk.entries, runner);
-      const manifest = manifestFrom({
+      const manifest = manifestFrom(walk, {
         skipped: [...plan.skipped, ...walk.skipped],
         directories: walk.entries.flatMap((e) => (e.type === "dir" ? [{ archivePath: e.archivePath }] : [])),
         symlinks: walk.entries.flatMap((e) => (e.type === "symlink" ? [{ archivePath: e.archivePath, target: e.target }] : [])),
@@ -141,7 +142,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       onProgress: options.onProgress,
       manifestFor: (parts) => {
         warnings.push(...parts.warnings);
-        return manifestFrom({ ...parts, skipped: [...plan.skipped, ...walk.skipped, ...parts.skipped] });
+        return manifestFrom(walk, { ...parts, skipped: [...plan.skipped, ...walk.skipped, ...parts.skipped] });
       },
     });
     published = true;

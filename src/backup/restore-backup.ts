@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError, OpenclawStateError, StateLockedError } from "../core/errors.js";
-import { acquireMaintenanceLease } from "../state/lease.js";
+import { acquireMaintenanceLease, describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
 import type { StatePaths } from "../state/paths.js";
 import { ensurePrivateDir, fsyncDir, pathExists } from "../state/private-fs.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
@@ -64,6 +64,31 @@ function refused(archivePath: string, problem: string): OperationError {
 
 interface HeldLease {
   release(): void;
+}
+
+/**
+ * Read-only look at the leases before any work: a held lease refuses the restore up front (exit 75) without
+ * writing a byte. The lease itself is taken only once the archive is verified and staged, so a refused
+ * archive never touches the live global DB either.
+ */
+function precheckLease(paths: StatePaths, force: boolean): void {
+  if (force || !fs.existsSync(paths.globalDbPath)) return;
+  let global;
+  try {
+    global = openGlobalDatabase(paths, { mode: "read" });
+  } catch {
+    return; // takeLease reports an unopenable DB with its remedy.
+  }
+  try {
+    const holder = listLeases(global).find((l) => l.live && (l.scope === MAINTENANCE_SCOPE || l.scope === GATEWAY_SCOPE));
+    if (holder) {
+      throw new StateLockedError(
+        `State is locked by ${describeLease(holder)} until ${new Date(holder.expiresAt).toISOString()}; retry when it finishes, or pass --force if you are sure it is gone (nothing was restored).`,
+      );
+    }
+  } finally {
+    global.close();
+  }
 }
 
 /** The maintenance lease on the live global DB (none when it does not exist, or when restoring to --target). */
@@ -269,10 +294,11 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
   }
   if (options.confirm && !(await options.confirm(plan))) return { ...result, status: "declined" };
 
-  const lease = plan.target ? null : takeLease(paths, Boolean(options.force), result.warnings);
+  if (!plan.target) precheckLease(paths, Boolean(options.force));
   const runner = new SqliteJobRunner();
   const stamp = compactStamp();
   const createdTarget = plan.target !== null && !pathExists(plan.target);
+  let lease: HeldLease | null = null;
   try {
     if (plan.target) ensurePrivateDir(plan.target);
     let extraction: Extraction;
@@ -286,6 +312,7 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     options.onProgress?.({ phase: "swap", bytesDone: 0 });
     let done;
     try {
+      lease = plan.target ? null : takeLease(paths, Boolean(options.force), result.warnings);
       done = swapIntoPlace(extraction.staged, stamp, options.failAfterSwaps);
     } finally {
       for (const s of extraction.staged) fs.rmSync(s.stagingRoot, { recursive: true, force: true });

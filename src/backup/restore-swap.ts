@@ -85,7 +85,11 @@ export function carryKeptPaths(done: readonly SwapDone[]): { warnings: string[];
       const to = path.join(d.item.destination, ...rel.split("/"));
       if (!pathExists(from)) continue;
       try {
-        if (pathExists(to)) throw new Error(`${to} exists in the restored tree`);
+        // An empty folder of the same name (archives made before the dir was excluded) gives way.
+        if (pathExists(to)) {
+          if (!fs.lstatSync(to).isDirectory() || fs.readdirSync(to).length > 0) throw new Error(`${to} exists in the restored tree`);
+          fs.rmdirSync(to);
+        }
         ensurePrivateDir(path.dirname(to));
         fs.renameSync(from, to);
       } catch (error) {

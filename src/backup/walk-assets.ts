@@ -40,6 +40,8 @@ export interface WalkResult {
   entries: WalkEntry[];
   skipped: SkippedItem[];
   warnings: string[];
+  /** Per asset archivePath: the relative paths of its backup dirs that were met and left out. */
+  excluded: Map<string, string[]>;
 }
 
 export interface WalkOptions {
@@ -88,6 +90,7 @@ export function walkAssets(assets: readonly PlannedAsset[], options: WalkOptions
   const skipped: SkippedItem[] = [];
   const warnings: string[] = [];
   const excluded = new Set(options.exclude.map((p) => path.resolve(p)));
+  const leftOut = new Map<string, string[]>();
 
   const addFile = (asset: PlannedAsset, abs: string, rel: string, archivePath: string, st: fs.Stats): void => {
     const file: WalkFile = { type: "file", archivePath, absPath: abs, size: st.size, mode: archivedFileMode(st.mode), mtimeMs: st.mtimeMs };
@@ -107,7 +110,7 @@ export function walkAssets(assets: readonly PlannedAsset[], options: WalkOptions
       }
       continue;
     }
-    const assetExcludes = new Set([...excluded, ...asset.excludedAbsolute]);
+    const backupDirs = new Set(asset.excludedAbsolute);
     entries.push({ type: "dir", archivePath: asset.archivePath });
     // Explicit stack instead of recursion: deep trees cannot overflow it. Reversed pushes keep sorted order.
     const stack: Array<{ abs: string; rel: string }> = [{ abs: asset.realPath, rel: "" }];
@@ -127,8 +130,10 @@ export function walkAssets(assets: readonly PlannedAsset[], options: WalkOptions
         const abs = path.join(dir, name);
         const rel = dirRel === "" ? name : `${dirRel}/${name}`;
         const archivePath = `${asset.archivePath}/${rel}`;
-        if (assetExcludes.has(abs)) {
+        if (excluded.has(abs)) continue;
+        if (backupDirs.has(abs)) {
           skipped.push({ kind: "file", path: abs, reason: "backup directory (never archived)" });
+          leftOut.set(asset.archivePath, [...(leftOut.get(asset.archivePath) ?? []), rel]);
           continue;
         }
         let st: fs.Stats;
@@ -163,5 +168,5 @@ export function walkAssets(assets: readonly PlannedAsset[], options: WalkOptions
       for (let i = subdirs.length - 1; i >= 0; i -= 1) stack.push(subdirs[i]!);
     }
   }
-  return { entries, skipped, warnings };
+  return { entries, skipped, warnings, excluded: leftOut };
 }
