@@ -8,7 +8,6 @@ import { ensurePrivateDir } from "../state/private-fs.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput } from "./archive-output.js";
 import { planAssets, type AssetPlan } from "./asset-plan.js";
-import { recordBackupRun } from "./backup-runs.js";
 import { buildManifest, summarizeManifest } from "./manifest.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
@@ -104,6 +103,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   checkOutputLocation(output, plan, paths);
   const warnings = [...plan.warnings];
   const runner = new SqliteJobRunner();
+  runner.warm();
   const manifestFrom = (walk: WalkResult, parts: { skipped: SkippedItem[]; directories: BackupManifest["directories"]; files: ManifestFile[]; symlinks: BackupManifest["symlinks"]; databases: ManifestDatabase[] }): BackupManifest =>
     buildManifest({ runId, createdAt, archiveRoot: output.root, paths, options: manifestOptions, assets: publicAssets(plan, walk), ...parts });
 
@@ -156,11 +156,14 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       }
       verified = true;
     }
+    // Loaded only now: the ledger needs the Kysely-backed storage core, the archive path does not.
+    const { recordBackupRun } = await import("./backup-runs.js");
     const recordWarning = recordBackupRun(paths, { runId, createdAt, archivePath: output.archivePath, status: "completed", manifest: summarizeManifest(written.manifest) });
     if (recordWarning) warnings.push(recordWarning);
     return { runId, status: "completed", archivePath: output.archivePath, verified, sizeBytes: written.sizeBytes, manifest: written.manifest, warnings, recorded: recordWarning === null };
   } catch (error) {
     if (published) fs.rmSync(output.archivePath, { force: true });
+    const { recordBackupRun } = await import("./backup-runs.js");
     recordBackupRun(paths, { runId, createdAt, archivePath: output.archivePath, status: "failed", error });
     throw error;
   } finally {

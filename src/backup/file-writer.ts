@@ -5,6 +5,15 @@ import type { FileSink } from "./read-archive.js";
 const CREATE_FLAGS = fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | (fs.constants.O_NOFOLLOW ?? 0);
 /** How many finished files may still be fsyncing in the background before the next one waits. */
 const MAX_PENDING_SYNCS = 16;
+const MAX_WRITES_IN_FLIGHT = 4;
+
+async function writeFully(handle: fs.promises.FileHandle, chunk: Buffer, position: number): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.length) {
+    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset, position + offset);
+    offset += bytesWritten;
+  }
+}
 
 export interface FileWriterOptions {
   mode: number;
@@ -24,6 +33,8 @@ export class FileWriterPool {
   async open(file: string, options: FileWriterOptions): Promise<FileSink & { readonly path: string; closed: Promise<void> }> {
     const handle = await fs.promises.open(file, CREATE_FLAGS, options.mode);
     let finished = false;
+    let position = 0;
+    const writes = new Set<Promise<void>>();
     let resolveClosed!: () => void;
     let rejectClosed!: (error: unknown) => void;
     const closed = new Promise<void>((resolve, reject) => {
@@ -35,14 +46,20 @@ export class FileWriterPool {
       path: file,
       closed,
       write: async (chunk) => {
-        let offset = 0;
-        while (offset < chunk.length) {
-          const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
-          offset += bytesWritten;
-        }
+        // Positional writes overlap with the next inflate/hash step; a few per file may be in flight.
+        const at = position;
+        position += chunk.length;
+        const write = writeFully(handle, chunk, at);
+        writes.add(write);
+        void write.then(
+          () => writes.delete(write),
+          () => writes.delete(write),
+        );
+        while (writes.size >= MAX_WRITES_IN_FLIGHT) await Promise.race(writes);
       },
       finish: async () => {
         finished = true;
+        await Promise.all(writes);
         const work = (async () => {
           if (options.mtimeMs !== undefined && options.mtimeMs > 0) {
             const t = new Date(options.mtimeMs);
@@ -56,6 +73,7 @@ export class FileWriterPool {
         while (this.pending.size > MAX_PENDING_SYNCS) await Promise.race(this.pending);
       },
       abort: async () => {
+        await Promise.allSettled(writes);
         if (!finished) await handle.close().catch(() => undefined);
         await fs.promises.rm(file, { force: true });
         resolveClosed();

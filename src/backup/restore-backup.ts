@@ -6,7 +6,6 @@ import { acquireMaintenanceLease, describeLease, GATEWAY_SCOPE, listLeases, MAIN
 import type { StatePaths } from "../state/paths.js";
 import { ensurePrivateDir, fsyncDir, pathExists } from "../state/private-fs.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
-import { openGlobalDatabase } from "../state/state-databases.js";
 import { checkDatabaseSnapshot, describeDatabaseProblem } from "./db-check.js";
 import { FileWriterPool } from "./file-writer.js";
 import { archivePathInside } from "./manifest.js";
@@ -71,8 +70,9 @@ interface HeldLease {
  * writing a byte. The lease itself is taken only once the archive is verified and staged, so a refused
  * archive never touches the live global DB either.
  */
-function precheckLease(paths: StatePaths, force: boolean): void {
+async function precheckLease(paths: StatePaths, force: boolean): Promise<void> {
   if (force || !fs.existsSync(paths.globalDbPath)) return;
+  const { openGlobalDatabase } = await import("../state/state-databases.js");
   let global;
   try {
     global = openGlobalDatabase(paths, { mode: "read" });
@@ -92,8 +92,9 @@ function precheckLease(paths: StatePaths, force: boolean): void {
 }
 
 /** The maintenance lease on the live global DB (none when it does not exist, or when restoring to --target). */
-function takeLease(paths: StatePaths, force: boolean, warnings: string[]): HeldLease | null {
+async function takeLease(paths: StatePaths, force: boolean, warnings: string[]): Promise<HeldLease | null> {
   if (!fs.existsSync(paths.globalDbPath)) return null;
+  const { openGlobalDatabase } = await import("../state/state-databases.js");
   let global;
   try {
     global = openGlobalDatabase(paths, { mode: "write" });
@@ -294,8 +295,10 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
   }
   if (options.confirm && !(await options.confirm(plan))) return { ...result, status: "declined" };
 
-  if (!plan.target) precheckLease(paths, Boolean(options.force));
-  const runner = new SqliteJobRunner();
+  if (!plan.target) await precheckLease(paths, Boolean(options.force));
+  // Two workers: database checks are the slowest part of a restore and run beside the inflate.
+  const runner = new SqliteJobRunner({ workers: 2 });
+  runner.warm();
   const stamp = compactStamp();
   const createdTarget = plan.target !== null && !pathExists(plan.target);
   let lease: HeldLease | null = null;
@@ -312,7 +315,7 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     options.onProgress?.({ phase: "swap", bytesDone: 0 });
     let done;
     try {
-      lease = plan.target ? null : takeLease(paths, Boolean(options.force), result.warnings);
+      lease = plan.target ? null : await takeLease(paths, Boolean(options.force), result.warnings);
       done = swapIntoPlace(extraction.staged, stamp, options.failAfterSwaps);
     } finally {
       for (const s of extraction.staged) fs.rmSync(s.stagingRoot, { recursive: true, force: true });

@@ -46,7 +46,7 @@ export async function verifyBackup(archivePath: string, options: VerifyBackupOpt
     // readArchive raises the NotFoundError with the right message.
   }
   const result: VerifyBackupResult = { ok: false, archivePath: file, sizeBytes: size, problems: [], files: 0, bytes: 0, databases: [] };
-  const runner = options.runner ?? new SqliteJobRunner();
+  const runner = options.runner ?? new SqliteJobRunner({ workers: 2 });
   const tempRoot = fs.mkdtempSync(path.join(options.tempDir ?? os.tmpdir(), ".openclaw-verify-"));
   const pool = new FileWriterPool();
   const checks: Array<Promise<CheckedDatabase>> = [];

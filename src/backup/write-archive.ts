@@ -1,9 +1,10 @@
 // Writes the .tar.gz: payload streamed (hashed on the way) into one gzip member, manifest member in front, atomic publish.
 //
 // The manifest must be the first tar entry (it caps every later entry when the archive is read back), but
-// it is only known once the payload has been hashed. So the payload is written first as its own gzip
-// member in the staging dir; the archive is then [gzip(manifest entry)] + [payload member], a valid
-// multi-member gzip stream that gzip, GNU tar and Node read as one. Live files are read exactly once.
+// it is only known once the payload has been hashed. So the payload is written first (as gzip members,
+// compressed in parallel blocks) in the staging dir; the archive is then [gzip(manifest entry)] +
+// [payload members], a valid multi-member gzip stream that gzip, GNU tar and Node read as one. Live files
+// are read exactly once.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -15,13 +16,13 @@ import { describeError, OperationError } from "../core/errors.js";
 import { fsyncDir } from "../state/private-fs.js";
 import type { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import type { DatabaseFileInfo } from "../state/sqlite-snapshot.js";
+import { createParallelGzip } from "./parallel-gzip.js";
 import { encodeEntryHeader, paddingFor, TAR_EOF } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestDirectory, type ManifestFile, type ManifestSymlink, type ProgressCallback, type SkippedItem } from "./types.js";
 import type { WalkEntry, WalkFile } from "./walk-assets.js";
 
 const gzip = promisify(zlib.gzip);
 const READ_CHUNK = 1024 * 1024;
-const GZIP_OPTIONS: zlib.ZlibOptions = { chunkSize: 256 * 1024 };
 
 export interface PayloadParts {
   directories: ManifestDirectory[];
@@ -224,7 +225,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   try {
     await pipeline(
       Readable.from(tarStream(), { objectMode: false }),
-      zlib.createGzip(GZIP_OPTIONS),
+      createParallelGzip(),
       fs.createWriteStream(payloadFile, { flags: "wx", mode: 0o600 }),
     );
   } finally {

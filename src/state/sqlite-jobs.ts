@@ -5,38 +5,10 @@
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import {
-  describeDatabaseFile,
-  finalizeRestoredDatabase,
-  snapshotDatabase,
-  type DatabaseFileInfo,
-  type FinalizeRestoredOptions,
-  type FinalizeRestoredResult,
-} from "./sqlite-snapshot.js";
+import { BUSY_TIMEOUT_MS } from "./busy-timeout.js";
+import { runSqliteJob, type SqliteJob, type SqliteJobResult } from "./sqlite-snapshot.js";
 
-export type SqliteJob =
-  | { op: "snapshot"; source: string; dest: string }
-  | { op: "describe"; file: string; check: "integrity_check" | "quick_check" | "none" }
-  | { op: "finalize"; file: string; options: FinalizeRestoredOptions };
-
-export type SqliteJobResult<J extends SqliteJob> = J extends { op: "describe" }
-  ? DatabaseFileInfo
-  : J extends { op: "finalize" }
-    ? FinalizeRestoredResult
-    : null;
-
-/** Runs one job synchronously (the worker's body, and the inline fallback). */
-export function runSqliteJob(job: SqliteJob): unknown {
-  switch (job.op) {
-    case "snapshot":
-      snapshotDatabase(job.source, job.dest);
-      return null;
-    case "describe":
-      return describeDatabaseFile(job.file, job.check);
-    case "finalize":
-      return finalizeRestoredDatabase(job.file, job.options);
-  }
-}
+export type { SqliteJob, SqliteJobResult } from "./sqlite-snapshot.js";
 
 interface WorkerReply {
   id: number;
@@ -49,26 +21,41 @@ export class SqliteJobError extends Error {}
 
 const WORKER_URL = new URL("./sqlite-worker.js", import.meta.url);
 
-/** One lazily started worker; jobs run in submission order. Always `close()` it (a finally block). */
+interface PoolWorker {
+  worker: Worker;
+  busy: number;
+}
+
+/**
+ * Up to `workers` lazily started worker threads; a job goes to the least busy one. Jobs that depend on
+ * each other must be awaited in turn by the caller. Always `close()` the runner (a finally block).
+ */
 export class SqliteJobRunner {
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly workers: PoolWorker[] = [];
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; owner: PoolWorker }>();
   private nextId = 1;
   private readonly useWorker: boolean;
+  private readonly size: number;
   private inlineChain: Promise<unknown> = Promise.resolve();
   private readonly inflight = new Set<Promise<void>>();
 
-  constructor(options: { worker?: boolean } = {}) {
+  constructor(options: { worker?: boolean; workers?: number } = {}) {
     this.useWorker = options.worker !== false && fs.existsSync(fileURLToPath(WORKER_URL));
+    this.size = Math.max(1, options.workers ?? 1);
+  }
+
+  /** Starts a worker now, so its start-up overlaps with the caller's planning. */
+  warm(): void {
+    if (this.useWorker && this.workers.length === 0) this.spawn();
   }
 
   run<J extends SqliteJob>(job: J): Promise<SqliteJobResult<J>> {
     if (!this.useWorker) {
-      // Chained so inline jobs keep the same one-at-a-time order as the worker; setImmediate lets streams breathe.
+      // Chained so inline jobs run one at a time, like a single worker; setImmediate lets streams breathe.
       const next = this.inlineChain.then(
         () => new Promise((resolve, reject) => setImmediate(() => {
           try {
-            resolve(runSqliteJob(job));
+            resolve(runSqliteJob(job, BUSY_TIMEOUT_MS));
           } catch (error) {
             reject(new SqliteJobError((error as Error).message));
           }
@@ -77,11 +64,12 @@ export class SqliteJobRunner {
       this.inlineChain = next.catch(() => undefined);
       return next as Promise<SqliteJobResult<J>>;
     }
-    const worker = this.start();
+    const owner = this.pick();
     const id = this.nextId++;
+    owner.busy += 1;
     const promise = new Promise<SqliteJobResult<J>>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      worker.postMessage({ id, job });
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, owner });
+      owner.worker.postMessage({ id, job, busyTimeoutMs: BUSY_TIMEOUT_MS });
     });
     const settled = promise.then(
       () => undefined,
@@ -92,37 +80,46 @@ export class SqliteJobRunner {
     return promise;
   }
 
-  private start(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(WORKER_URL);
+  private pick(): PoolWorker {
+    const idle = this.workers.find((w) => w.busy === 0);
+    if (idle) return idle;
+    if (this.workers.length < this.size) return this.spawn();
+    return this.workers.reduce((a, b) => (b.busy < a.busy ? b : a));
+  }
+
+  private spawn(): PoolWorker {
+    // --input-type (a host started with `node --input-type=module -e`) makes a file-based worker fail to start.
+    const worker = new Worker(WORKER_URL, { execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")) });
     worker.unref();
+    const entry: PoolWorker = { worker, busy: 0 };
     worker.on("message", (reply: WorkerReply) => {
       const waiter = this.pending.get(reply.id);
       if (!waiter) return;
       this.pending.delete(reply.id);
+      entry.busy -= 1;
       if (reply.ok) waiter.resolve(reply.result ?? null);
       else waiter.reject(new SqliteJobError(reply.message ?? "SQLite job failed"));
     });
     const failAll = (error: Error): void => {
-      for (const waiter of this.pending.values()) waiter.reject(error);
-      this.pending.clear();
-      this.worker = undefined;
+      for (const [id, waiter] of this.pending) {
+        if (waiter.owner !== entry) continue;
+        this.pending.delete(id);
+        waiter.reject(error);
+      }
+      const index = this.workers.indexOf(entry);
+      if (index >= 0) this.workers.splice(index, 1);
     };
     worker.on("error", (error) => failAll(new SqliteJobError(error.message)));
-    worker.on("exit", (code) => {
-      if (this.pending.size > 0) failAll(new SqliteJobError(`SQLite worker exited with code ${code}`));
-      this.worker = undefined;
-    });
-    this.worker = worker;
-    return worker;
+    worker.on("exit", (code) => failAll(new SqliteJobError(`SQLite worker exited with code ${code}`)));
+    this.workers.push(entry);
+    return entry;
   }
 
-  /** Waits for submitted jobs (a VACUUM INTO is never cut off mid-way), then stops the worker. */
+  /** Waits for submitted jobs (a VACUUM INTO is never cut off mid-way), then stops the workers. */
   async close(): Promise<void> {
     await this.inlineChain;
     await Promise.all([...this.inflight]);
-    const worker = this.worker;
-    this.worker = undefined;
-    if (worker) await worker.terminate();
+    const workers = this.workers.splice(0);
+    await Promise.all(workers.map((w) => w.worker.terminate()));
   }
 }

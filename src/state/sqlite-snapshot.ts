@@ -2,10 +2,11 @@
 //
 // These open raw better-sqlite3 handles instead of openDatabase(): a backup must copy every SQLite file
 // it finds, including ones whose schema this tool would refuse to open, and must never apply a schema.
+// This module is also the worker thread's whole payload, so it imports nothing heavy (no Kysely): the
+// busy timeout arrives with each job.
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { BUSY_TIMEOUT_MS } from "./database.js";
 import { fsyncDir } from "./private-fs.js";
 
 export interface DatabaseFileInfo {
@@ -33,7 +34,7 @@ export interface FinalizeRestoredResult {
   registryRewritten: number;
 }
 
-function openRaw(file: string, readOnlyIfUnwritable: boolean): Database.Database {
+function openRaw(file: string, readOnlyIfUnwritable: boolean, busyTimeoutMs: number): Database.Database {
   let readonly = false;
   if (readOnlyIfUnwritable) {
     try {
@@ -45,7 +46,7 @@ function openRaw(file: string, readOnlyIfUnwritable: boolean): Database.Database
   }
   const handle = new Database(file, { fileMustExist: true, readonly });
   // First statement on every handle: nothing after it can fail with an unprotected SQLITE_BUSY.
-  handle.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  handle.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   return handle;
 }
 
@@ -63,8 +64,8 @@ function fsyncFile(file: string): void {
  * row still in the WAL, while writers keep writing. The source is opened read-write (query_only would refuse
  * VACUUM) so that, when we are its last connection, closing removes the -wal/-shm our open created.
  */
-export function snapshotDatabase(source: string, dest: string): void {
-  const handle = openRaw(source, true);
+export function snapshotDatabase(source: string, dest: string, busyTimeoutMs: number): void {
+  const handle = openRaw(source, true, busyTimeoutMs);
   try {
     handle.prepare("VACUUM INTO ?").run(dest);
   } finally {
@@ -97,8 +98,8 @@ function readMeta(handle: Database.Database): { role: string | null; agentId: st
 }
 
 /** Schema version, page stats, row counts per table and (optionally) an integrity/quick check of one file. */
-export function describeDatabaseFile(file: string, check: "integrity_check" | "quick_check" | "none"): DatabaseFileInfo {
-  const handle = openRaw(file, true);
+export function describeDatabaseFile(file: string, check: "integrity_check" | "quick_check" | "none", busyTimeoutMs: number): DatabaseFileInfo {
+  const handle = openRaw(file, true, busyTimeoutMs);
   try {
     handle.pragma("query_only = ON");
     let problems: string[] = [];
@@ -138,8 +139,8 @@ function hasTable(handle: Database.Database, name: string): boolean {
  * Makes a restored snapshot live-ready before it is swapped in: WAL back on (VACUUM INTO writes a
  * rollback-journal file), ephemeral lease rows dropped, registry paths moved; closes with no sidecars left.
  */
-export function finalizeRestoredDatabase(file: string, options: FinalizeRestoredOptions): FinalizeRestoredResult {
-  const handle = openRaw(file, false);
+export function finalizeRestoredDatabase(file: string, options: FinalizeRestoredOptions, busyTimeoutMs: number): FinalizeRestoredResult {
+  const handle = openRaw(file, false, busyTimeoutMs);
   let leasesDropped = 0;
   let registryRewritten = 0;
   try {
@@ -166,4 +167,28 @@ export function finalizeRestoredDatabase(file: string, options: FinalizeRestored
   }
   fsyncFile(file);
   return { leasesDropped, registryRewritten };
+}
+
+export type SqliteJob =
+  | { op: "snapshot"; source: string; dest: string }
+  | { op: "describe"; file: string; check: "integrity_check" | "quick_check" | "none" }
+  | { op: "finalize"; file: string; options: FinalizeRestoredOptions };
+
+export type SqliteJobResult<J extends SqliteJob> = J extends { op: "describe" }
+  ? DatabaseFileInfo
+  : J extends { op: "finalize" }
+    ? FinalizeRestoredResult
+    : null;
+
+/** Runs one job synchronously: the worker's body, and the inline fallback. */
+export function runSqliteJob(job: SqliteJob, busyTimeoutMs: number): unknown {
+  switch (job.op) {
+    case "snapshot":
+      snapshotDatabase(job.source, job.dest, busyTimeoutMs);
+      return null;
+    case "describe":
+      return describeDatabaseFile(job.file, job.check, busyTimeoutMs);
+    case "finalize":
+      return finalizeRestoredDatabase(job.file, job.options, busyTimeoutMs);
+  }
 }
