@@ -3,6 +3,7 @@ import { Command, Option } from "commander";
 import { toolVersion } from "../core/version.js";
 import { createProcessOutput } from "./output.js";
 import type { CliHost } from "./context.js";
+import { registerBackupCommand } from "./commands/backup.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerInspectCommand } from "./commands/inspect.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
@@ -19,6 +20,7 @@ Examples:
   $ openclaw-state migrate plan                # the read-only legacy migration plan
   $ openclaw-state inspect --json              # every database, sizes, row counts, leases
   $ openclaw-state sessions list --all-agents  # newest sessions of every agent
+  $ openclaw-state backup create               # verified .tar.gz in <stateDir>-backups/
   $ openclaw-state --state-dir /srv/openclaw/.openclaw inspect --check
 
 Exit codes: 0 ok, 1 failed or error findings, 2 usage error, 75 state locked by another process.
@@ -53,5 +55,6 @@ export function createProgram(options: CreateProgramOptions = {}): Command {
   registerInspectCommand(program, host);
   registerMigrateCommand(program, host);
   registerSessionsCommand(program, host);
+  registerBackupCommand(program, host);
   return program;
 }

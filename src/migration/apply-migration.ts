@@ -246,7 +246,11 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
         options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: 0, bytesTotal: 0 });
         const take = options.takeBackup ?? takePreMigrationBackup;
         try {
-          const backup = await take({ paths, ...(options.backupDir ? { output: options.backupDir } : {}), onProgress: () => options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: 0, bytesTotal: 0 }) });
+          const backup = await take({
+            paths,
+            ...(options.backupDir ? { output: options.backupDir } : {}),
+            onProgress: (p) => options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: p.bytesDone, bytesTotal: p.bytesTotal }),
+          });
           backupPath = backup.archivePath;
           warnings.push(...backup.warnings);
           changes.push(`verified pre-migration backup: ${backupPath}`);

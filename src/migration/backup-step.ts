@@ -11,7 +11,7 @@ export interface BackupStepOptions {
   paths: StatePaths;
   /** `--backup-dir`: a file or directory; default the backup dir beside the state dir. */
   output?: string;
-  onProgress?: () => void;
+  onProgress?: (progress: { bytesDone: number; bytesTotal: number }) => void;
 }
 
 export type PreMigrationBackupFn = (options: BackupStepOptions) => Promise<PreMigrationBackup>;
@@ -25,7 +25,7 @@ export const takePreMigrationBackup: PreMigrationBackupFn = async (options) => {
     verify: true,
     // The migration never touches workspaces (the user's own files); the state, config and credentials are archived.
     includeWorkspace: false,
-    onProgress: () => options.onProgress?.(),
+    onProgress: (e) => options.onProgress?.({ bytesDone: e.bytesDone, bytesTotal: e.bytesTotal ?? 0 }),
   });
   if (result.status !== "completed" || !result.verified) {
     throw new OperationError("backup_unverified", `The pre-migration backup ${result.archivePath} could not be verified; nothing was imported. Check the backup directory and re-run.`, { path: result.archivePath });

@@ -2,8 +2,8 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import JSON5 from "json5";
 import { describeError } from "../core/errors.js";
+import { parseTolerantJson } from "../core/tolerant-json.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { IMPORTERS, SOURCE_KINDS } from "./importers/index.js";
@@ -29,7 +29,7 @@ export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImme
 export function readConfiguredMainKey(paths: StatePaths, root: string): string {
   for (const file of [paths.configPath, path.join(root, "openclaw.json")]) {
     try {
-      const config = JSON5.parse(fs.readFileSync(file, "utf8")) as { session?: { mainKey?: unknown } };
+      const config = parseTolerantJson(fs.readFileSync(file, "utf8")) as { session?: { mainKey?: unknown } } | null;
       const key = config?.session?.mainKey;
       return typeof key === "string" && key.trim() !== "" ? key.trim().toLowerCase() : "main";
     } catch {

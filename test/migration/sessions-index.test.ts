@@ -49,7 +49,7 @@ describe("sessions.json routing projection", () => {
 });
 
 describe("sessions.json parsing", () => {
-  it("reads a JSON5 index (comments, unquoted keys, single quotes, trailing commas, hex)", async () => {
+  it("reads a JSON5 index (comments, unquoted keys, single quotes, trailing commas)", async () => {
     const { paths } = makeTempState("migration/json5-index");
     const { run } = await migrate(paths);
     expect(run.status).toBe("completed");
@@ -81,7 +81,7 @@ describe("sessions.json parsing", () => {
     expect(run.status).toBe("warning");
     const failed = run.sources.find((s) => s.kind === "sessions-index")!;
     expect(failed.status).toBe("failed");
-    expect(failed.reason).toMatch(/sessions\.json:\d+: not valid JSON or JSON5/);
+    expect(failed.reason).toMatch(/sessions\.json: not valid JSON or JSON5/);
     expect(fs.existsSync(index)).toBe(true);
     expect(run.sources.filter((s) => s.kind === "transcript").map((s) => s.status)).toEqual(["imported", "imported"]);
   });

@@ -17,7 +17,8 @@ const PHASE_LABEL: Record<MigrationProgress["phase"], string> = {
 /** Spinner text: phase, sources done/total, bytes. */
 export function formatMigrationProgress(e: MigrationProgress): string {
   const label = PHASE_LABEL[e.phase];
-  if (e.phase === "backup" || e.phase === "record") return `${label}…`;
+  if (e.phase === "backup") return e.bytesDone > 0 ? `${label}… ${formatBytes(e.bytesDone)}${e.bytesTotal > 0 ? ` of ${formatBytes(e.bytesTotal)}` : ""}` : `${label}…`;
+  if (e.phase === "record") return `${label}…`;
   const counts = e.total > 0 ? ` ${formatCount(e.done)}/${formatCount(e.total)} sources (${formatBytes(e.bytesDone)} of ${formatBytes(e.bytesTotal)})` : "";
   return `${label}${counts}${e.current ? ` — ${e.current}` : ""}`;
 }

@@ -2,8 +2,8 @@
 import { isUtf8 } from "node:buffer";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import JSON5 from "json5";
 import { OperationError, describeError } from "../../core/errors.js";
+import { parseTolerantJson } from "../../core/tolerant-json.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
 import type { DetectContext, DetectedSource, ImportContext, ImportCounts, PlanFacts, PlannedSource, SourceImporter, SourceInspection } from "../types.js";
 import { canonicalizeStore, isOrphanSessionKey, mainSessionKey, type CanonicalEntry, type KeyedEntry } from "./session-keys.js";
@@ -28,7 +28,7 @@ export interface LoadedIndex {
   skipped: number;
 }
 
-/** Reads and parses the index (JSON first, JSON5 when that fails: comments, trailing commas, unquoted keys). */
+/** Reads and parses the index: JSON first, then the tolerant reader (comments, trailing commas, single quotes, bare keys). */
 export function readIndexObject(file: string): { obj: Obj; sha256: string; sizeBytes: number } {
   const size = fs.statSync(file).size;
   if (size > MAX_INDEX_BYTES) {
@@ -43,10 +43,9 @@ export function readIndexObject(file: string): { obj: Obj; sha256: string; sizeB
     parsed = JSON.parse(text);
   } catch {
     try {
-      parsed = JSON5.parse(text);
+      parsed = parseTolerantJson(text);
     } catch (error) {
-      const e = error as { lineNumber?: number; message?: string };
-      throw new OperationError("invalid_json", `${file}${e.lineNumber ? `:${e.lineNumber}` : ""}: not valid JSON or JSON5 (${describeError(error)}); the file was left in place.`, { path: file });
+      throw new OperationError("invalid_json", `${file}: not valid JSON or JSON5 (${describeError(error)}); the file was left in place.`, { path: file });
     }
   }
   if (!isObject(parsed)) {
