@@ -148,6 +148,10 @@ async function main() {
       const mbps = (ms) => `${(c.bytes / 1e6 / (ms / 1000)).toFixed(1)} MB/s`;
       rss[mb] = Math.max(...ours.map((r) => r.maxRssMb));
       rows.push([`import ${mb} MB (${c.files} files)`, mbps(oursMs), mbps(baseMs), ratio.toFixed(2), "≥ 0.70", ratio >= 0.7 ? "pass" : "FAIL", `${rss[mb].toFixed(0)} MB (baseline ${Math.max(...base.map((r) => r.maxRssMb)).toFixed(0)} MB)`]);
+      // CPU time (user + sys) moves less than wall time when other processes share the machine.
+      const oursCpu = median(ours.map((r) => r.cpuMs));
+      const baseCpu = median(base.map((r) => r.cpuMs));
+      rows.push([`  same, CPU time ${mb} MB`, `${(oursCpu / 1000).toFixed(2)} s`, `${(baseCpu / 1000).toFixed(2)} s`, (baseCpu / oursCpu).toFixed(2), "info", "-", "-"]);
       rows.push([`  plan (sha256 + count pass) ${mb} MB`, `${(median(ours.map((r) => r.planMs)) / 1000).toFixed(2)} s`, "-", "-", "-", "-", "-"]);
       if (mb === sizes[0]) {
         // Whole `doctor --fix --yes` wall time on this corpus, with its verified backup and without.
