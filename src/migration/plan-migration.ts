@@ -7,7 +7,7 @@ import { parseTolerantJson } from "../core/tolerant-json.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { IMPORTERS, SOURCE_KINDS } from "./importers/index.js";
-import { takeInventory } from "./inventory.js";
+import { compareText, takeInventory } from "./inventory.js";
 import { findLatestSourceByPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
 import type { DetectContext, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceInspection } from "./types.js";
 
@@ -48,10 +48,10 @@ const KIND_ORDER = new Map(SOURCE_KINDS.map((k, i) => [k, i]));
 /** Import order: by agent; indexes before transcripts; the old root store before the agent's own (newer wins ties). */
 function compareSources(a: PlannedSource, b: PlannedSource): number {
   return (
-    a.agentId.localeCompare(b.agentId) ||
+    compareText(a.agentId, b.agentId) ||
     KIND_ORDER.get(a.kind)! - KIND_ORDER.get(b.kind)! ||
     Number(b.legacyRoot) - Number(a.legacyRoot) ||
-    a.relativePath.localeCompare(b.relativePath)
+    compareText(a.relativePath, b.relativePath)
   );
 }
 
