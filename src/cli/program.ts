@@ -5,6 +5,7 @@ import { createProcessOutput } from "./output.js";
 import type { CliHost } from "./context.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerInspectCommand } from "./commands/inspect.js";
+import { registerResetCommand } from "./commands/reset.js";
 
 export interface CreateProgramOptions {
   host?: Partial<CliHost>;
@@ -16,6 +17,7 @@ Examples:
   $ openclaw-state doctor --fix --yes          # apply the safe fixes without prompting
   $ openclaw-state inspect --json              # every database, sizes, row counts, leases
   $ openclaw-state --state-dir /srv/openclaw/.openclaw inspect --check
+  $ openclaw-state reset --scope config+creds+sessions --dry-run
 
 Exit codes: 0 ok, 1 failed or error findings, 2 usage error, 75 state locked by another process.
 Docs: docs/cli.md`;
@@ -47,5 +49,6 @@ export function createProgram(options: CreateProgramOptions = {}): Command {
     .addHelpText("after", EXAMPLES);
   registerDoctorCommand(program, host);
   registerInspectCommand(program, host);
+  registerResetCommand(program, host);
   return program;
 }
