@@ -1,0 +1,46 @@
+// Path resolution: flag, env overrides, home fallbacks, `~` expansion and unset-looking values.
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { agentDbPath, expandUserPath, resolveStatePaths } from "../../src/state/paths.js";
+
+describe("resolveStatePaths", () => {
+  it("defaults to <HOME>/.openclaw with the standard layout", () => {
+    const p = resolveStatePaths({ env: { HOME: "/home/u" } });
+    expect(p.stateDir).toBe("/home/u/.openclaw");
+    expect(p.configPath).toBe("/home/u/.openclaw/openclaw.json");
+    expect(p.credentialsDir).toBe("/home/u/.openclaw/credentials");
+    expect(p.globalDbPath).toBe("/home/u/.openclaw/state/openclaw.sqlite");
+    expect(p.backupDir).toBe("/home/u/.openclaw-backups");
+    expect(agentDbPath(p, "main")).toBe("/home/u/.openclaw/agents/main/agent/openclaw-agent.sqlite");
+  });
+
+  it("prefers OPENCLAW_HOME over HOME", () => {
+    expect(resolveStatePaths({ env: { HOME: "/home/u", OPENCLAW_HOME: "/srv/oc" } }).stateDir).toBe("/srv/oc/.openclaw");
+  });
+
+  it("uses OPENCLAW_STATE_DIR with ~ expansion, and the flag wins over it", () => {
+    const env = { HOME: "/home/u", OPENCLAW_STATE_DIR: "~/custom" };
+    expect(resolveStatePaths({ env }).stateDir).toBe("/home/u/custom");
+    expect(resolveStatePaths({ env, stateDir: "/flag/dir" }).stateDir).toBe("/flag/dir");
+    expect(resolveStatePaths({ env, stateDir: "~" }).stateDir).toBe("/home/u");
+  });
+
+  it("treats literal undefined/null/empty env values as unset", () => {
+    const p = resolveStatePaths({ env: { HOME: "/home/u", OPENCLAW_STATE_DIR: "undefined", OPENCLAW_HOME: "null", OPENCLAW_CONFIG_PATH: "" } });
+    expect(p.stateDir).toBe("/home/u/.openclaw");
+    expect(p.configPath).toBe("/home/u/.openclaw/openclaw.json");
+  });
+
+  it("honours OPENCLAW_CONFIG_PATH, OPENCLAW_OAUTH_DIR and OPENCLAW_BACKUP_DIR", () => {
+    const p = resolveStatePaths({
+      env: { HOME: "/home/u", OPENCLAW_CONFIG_PATH: "~/cfg/oc.json", OPENCLAW_OAUTH_DIR: "/secrets/oauth", OPENCLAW_BACKUP_DIR: "~/bk" },
+    });
+    expect(p.configPath).toBe("/home/u/cfg/oc.json");
+    expect(p.credentialsDir).toBe("/secrets/oauth");
+    expect(p.backupDir).toBe("/home/u/bk");
+  });
+
+  it("makes relative paths absolute", () => {
+    expect(expandUserPath("rel/dir", "/home/u")).toBe(path.resolve("rel/dir"));
+  });
+});
