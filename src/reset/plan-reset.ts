@@ -1,7 +1,7 @@
 // Plans a reset: scope → the exact paths to remove (kind, reason), what is kept and skipped. Reads only (lstat/readdir).
 import fs from "node:fs";
 import path from "node:path";
-import { UsageError } from "../core/errors.js";
+import { OperationError, UsageError } from "../core/errors.js";
 import { isPathInside, isWorkspaceDirName, type StatePaths } from "../state/paths.js";
 import { discoverAgentDirs } from "../state/state-databases.js";
 import { assertSafeRoot, assertSafeTarget, entryType, type EntryType } from "./path-safety.js";
@@ -242,7 +242,9 @@ export function planReset(input: PlanResetInput): ResetPlan {
   const workspaces = (input.workspaces ?? []).map((w) => path.resolve(w));
   assertSafeRoot(paths.stateDir, "state dir", paths, { noSymlink: true });
   if (path.resolve(paths.backupDir) === path.resolve(paths.stateDir)) {
-    throw new UsageError(`The backup dir ${paths.backupDir} is the state dir itself; point OPENCLAW_BACKUP_DIR elsewhere before resetting.`, "reset_unsafe_path");
+    throw new OperationError("reset_unsafe_path", `Refusing to reset: the backup dir ${paths.backupDir} is the state dir itself; point OPENCLAW_BACKUP_DIR elsewhere and retry.`, {
+      path: paths.backupDir,
+    });
   }
   const b = new PlanBuilder(paths);
   if (scope === "full") {

@@ -6,8 +6,9 @@ import type { Output } from "../output.js";
 
 const KIND_WIDTH = "legacy-sessions".length;
 
-function line(verb: string, kind: string, p: string): string {
-  return `${verb.padEnd(14)} ${kind.padEnd(KIND_WIDTH)}  ${p}`;
+/** Padded before colouring, so ANSI codes never shift the columns. */
+function line(verb: string, kind: string, p: string, paint: (text: string) => string = (t) => t): string {
+  return `${paint(verb.padEnd(14))} ${kind.padEnd(KIND_WIDTH)}  ${p}`;
 }
 
 /** Interactive scope choice; undefined when the operator cancels. */
@@ -47,7 +48,7 @@ export function renderResetEvent(output: Output, event: ResetEvent): void {
   const s = output.style;
   if (event.type === "backup-started") output.log("Writing a verified backup first…");
   else if (event.type === "backup-written") output.log(`${s.green("Backup written:")} ${event.archivePath} (verified)`);
-  else if (event.type === "removed") output.log(line(s.red("removed"), event.kind, event.path));
+  else if (event.type === "removed") output.log(line("removed", event.kind, event.path, s.red));
   else output.warn(line("failed", event.kind, `${event.path}: ${event.error}`));
 }
 
