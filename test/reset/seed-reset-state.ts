@@ -1,11 +1,10 @@
 // Seeds a migrated-like state tree for reset tests: global DB + two agent DBs (one with crash-left WAL/SHM), config, credentials, legacy sessions, workspaces, backups.
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { GATEWAY_SCOPE, MAINTENANCE_LEASE_KEY, MAINTENANCE_SCOPE } from "../../src/state/lease.js";
 import { agentDbPath, resolveStatePaths, type StatePaths } from "../../src/state/paths.js";
 import { openAgentDatabase, openGlobalDatabase } from "../../src/state/state-databases.js";
+import { insertLease } from "../helpers/leases.js";
 import { makeTempState, type TempState } from "../helpers/temp-state.js";
 
 export interface SeedOptions {
@@ -112,22 +111,10 @@ export function seedResetState(options: SeedOptions = {}): SeededState {
 }
 
 /** Writes a live lease row as another holder would (the gateway, or a maintenance run with a running pid). */
-export function holdLease(paths: StatePaths, scope: typeof GATEWAY_SCOPE | typeof MAINTENANCE_SCOPE, pid = process.pid): void {
+export function holdLease(paths: StatePaths, scope: string, pid = process.pid): void {
   const global = openGlobalDatabase(paths, { mode: "write" });
   try {
-    const now = Date.now();
-    global.run(
-      global.q.insertInto("state_leases").values({
-        scope,
-        lease_key: scope === MAINTENANCE_SCOPE ? MAINTENANCE_LEASE_KEY : "gateway",
-        owner: `${pid}@${os.hostname()}`,
-        expires_at: now + 3_600_000,
-        heartbeat_at: now,
-        payload_json: JSON.stringify({ pid, host: os.hostname(), startedAt: now, command: scope === GATEWAY_SCOPE ? "openclaw gateway" : "doctor --fix" }),
-        created_at: now,
-        updated_at: now,
-      }),
-    );
+    insertLease(global, scope, pid, Date.now() + 3_600_000);
   } finally {
     global.close();
   }
