@@ -19,6 +19,7 @@ const steps = [
   ["doctor"],
   ["doctor", "--fix", "--yes"],
   ["inspect"],
+  ["sessions", "list"],
 ];
 
 let failed = false;

@@ -23,6 +23,35 @@ export { runDoctor, type DoctorOptions, type DoctorResult } from "./doctor/run-d
 export type { Finding, Severity, DoctorCheck, Repair } from "./doctor/types.js";
 export { inspectState, type InspectOptions, type InspectResult } from "./inspect/inspect-state.js";
 export {
+  readTranscriptEvents,
+  TRANSCRIPT_DEFAULT_MAX_BYTES,
+  TRANSCRIPT_DEFAULT_MAX_EVENTS,
+  TRANSCRIPT_MAX_BYTES_CAP,
+  TRANSCRIPT_MAX_EVENTS_CAP,
+  type ReadTranscriptEventsOptions,
+  type TranscriptReadResult,
+  type TranscriptPage,
+  type TranscriptReset,
+  type TranscriptResetReason,
+  type TranscriptMissing,
+  type TranscriptEvent,
+} from "./state/transcript-reader.js";
+export {
+  listSessions,
+  openSessionList,
+  DEFAULT_SESSION_LIST_LIMIT,
+  type ListSessionsOptions,
+  type ListSessionsResult,
+  type SessionList,
+  type SessionListHeader,
+  type SessionStoreInfo,
+} from "./sessions/list-sessions.js";
+export { showSession, type ShowSessionOptions, type ShowSessionResult } from "./sessions/show-session.js";
+export { exportTranscript, type ExportTranscriptOptions, type ExportTranscriptResult } from "./sessions/export-transcript.js";
+export { deriveSessionKind, SESSION_KINDS, type SessionKind, type SessionKindInput } from "./sessions/session-kind.js";
+export type { SessionSummary, SessionRouteState } from "./sessions/session-row.js";
+export type { AgentSessionStats } from "./sessions/session-stats.js";
+export {
   runReset,
   type ResetOptions,
   type ResetResult,

@@ -1,5 +1,6 @@
 // The injected I/O object: every command writes through it, so tests capture output without spawning.
 import { Chalk, type ChalkInstance } from "chalk";
+import { OpenclawStateError, describeError } from "../core/errors.js";
 
 export interface Progress {
   update(text: string): void;
@@ -41,6 +42,14 @@ export interface Output extends OutputOptions {
   error(line: string): void;
   /** The one JSON document of a --json run. */
   writeJson(doc: unknown): void;
+  /**
+   * The one JSON document of a --json run, with the `arrayKey` array written item by item (bounded memory
+   * for huge listings). `"ok"` comes last: true, or false plus `"error"` when `items` threw midway — the
+   * error is then returned (not thrown) because the document already reports it.
+   */
+  writeJsonStream(head: Record<string, unknown>, arrayKey: string, items: Iterable<unknown>): Promise<JsonStreamResult>;
+  /** Resolves once stdout has drained what earlier writes queued (call between big batches of lines). */
+  flush(): Promise<void>;
   /** A spinner on a TTY (never under --json or --quiet); a no-op elsewhere. */
   progress(text: string): Progress;
   /** Yes/no question; only call when `canPrompt`. */
@@ -50,15 +59,35 @@ export interface Output extends OutputOptions {
 }
 
 export interface Sink {
-  stdout(text: string): void;
+  /** `false` means the text was queued behind a full pipe: wait for `drain` before writing more. */
+  stdout(text: string): boolean | void;
   stderr(text: string): void;
+  drain?(): Promise<void>;
 }
+
+export interface JsonStreamResult {
+  count: number;
+  /** What cut the array short (already recorded in the document). */
+  error?: unknown;
+}
+
+/** Streamed documents flush in chunks of this size, so pipes see few large writes. */
+const JSON_STREAM_CHUNK = 64 * 1024;
 
 const noopProgress: Progress = { update() {}, succeed() {}, fail() {}, stop() {} };
 
 export function createOutput(options: OutputOptions, sink: Sink, prompt?: ConfirmPrompt, choosePrompt?: ChoosePrompt): Output {
   const style = new Chalk({ level: options.color ? 1 : 0 });
-  const human = (line: string): void => (options.json ? sink.stderr(`${line}\n`) : sink.stdout(`${line}\n`));
+  let backedUp = false;
+  const out = (text: string): void => {
+    if (sink.stdout(text) === false) backedUp = true;
+  };
+  const flush = async (): Promise<void> => {
+    if (!backedUp) return;
+    backedUp = false;
+    if (sink.drain) await sink.drain();
+  };
+  const human = (line: string): void => (options.json ? sink.stderr(`${line}\n`) : out(`${line}\n`));
   return {
     ...options,
     style,
@@ -75,8 +104,48 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
       sink.stderr(`${line}\n`);
     },
     writeJson(doc) {
-      sink.stdout(`${JSON.stringify(doc, null, 2)}\n`);
+      out(`${JSON.stringify(doc, null, 2)}\n`);
     },
+    async writeJsonStream(head, arrayKey, items) {
+      let buffer = "{";
+      let first = true;
+      const emit = async (force: boolean): Promise<void> => {
+        if (!force && buffer.length < JSON_STREAM_CHUNK) return;
+        out(buffer);
+        buffer = "";
+        await flush();
+      };
+      const field = (key: string, value: unknown): void => {
+        buffer += `${first ? "" : ","}\n  ${JSON.stringify(key)}: ${indentJson(value, "  ")}`;
+        first = false;
+      };
+      for (const [key, value] of Object.entries(head)) field(key, value);
+      buffer += `${first ? "" : ","}\n  ${JSON.stringify(arrayKey)}: [`;
+      first = false;
+      let count = 0;
+      let failure: unknown;
+      try {
+        for (const item of items) {
+          buffer += `${count === 0 ? "" : ","}\n    ${indentJson(item, "    ")}`;
+          count += 1;
+          await emit(false);
+        }
+      } catch (error) {
+        failure = error;
+      }
+      buffer += count === 0 ? "]" : "\n  ]";
+      if (failure === undefined) {
+        field("ok", true);
+      } else {
+        field("ok", false);
+        const code = failure instanceof OpenclawStateError ? failure.code : "internal_error";
+        field("error", { code, message: describeError(failure) });
+      }
+      buffer += "\n}\n";
+      await emit(true);
+      return failure === undefined ? { count } : { count, error: failure };
+    },
+    flush,
     progress(text) {
       if (!options.interactive || options.json || options.quiet) return noopProgress;
       return createSpinner(text);
@@ -111,10 +180,31 @@ export function createProcessOutput(flags: { json?: boolean; quiet?: boolean; ve
       interactive,
       canPrompt: Boolean(process.stdin.isTTY) && Boolean(process.stderr.isTTY) && !flags.json,
     },
-    { stdout: (t) => void process.stdout.write(t), stderr: (t) => void process.stderr.write(t) },
+    {
+      // A reader that went away (`| head`) must not crash or stall a streamed listing.
+      stdout: (t) => (process.stdout.destroyed ? true : process.stdout.write(t)),
+      stderr: (t) => void process.stderr.write(t),
+      drain: () => waitForStdout(),
+    },
     askOnTerminal,
     chooseOnTerminal,
   );
+}
+
+function waitForStdout(): Promise<void> {
+  const stdout = process.stdout;
+  if (stdout.writableLength === 0 || stdout.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      stdout.off("drain", done);
+      stdout.off("error", done);
+      stdout.off("close", done);
+      resolve();
+    };
+    stdout.once("drain", done);
+    stdout.once("error", done);
+    stdout.once("close", done);
+  });
 }
 
 async function askOnTerminal(question: string): Promise<boolean> {
@@ -204,4 +294,9 @@ export function createCaptureOutput(options: Partial<OutputOptions> = {}, answer
     },
   );
   return { output, stdout: () => out, stderr: () => err };
+}
+
+/** JSON.stringify(value, null, 2) re-indented to sit `indent` deep inside a streamed document. */
+function indentJson(value: unknown, indent: string): string {
+  return (JSON.stringify(value, null, 2) ?? "null").replace(/\n/g, `\n${indent}`);
 }

@@ -5,6 +5,7 @@ import { createProcessOutput } from "./output.js";
 import type { CliHost } from "./context.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerInspectCommand } from "./commands/inspect.js";
+import { registerSessionsCommand } from "./commands/sessions.js";
 import { registerResetCommand } from "./commands/reset.js";
 
 export interface CreateProgramOptions {
@@ -16,6 +17,7 @@ Examples:
   $ openclaw-state doctor                      # read-only health check and legacy inventory
   $ openclaw-state doctor --fix --yes          # apply the safe fixes without prompting
   $ openclaw-state inspect --json              # every database, sizes, row counts, leases
+  $ openclaw-state sessions list --all-agents  # newest sessions of every agent
   $ openclaw-state --state-dir /srv/openclaw/.openclaw inspect --check
   $ openclaw-state reset --scope config+creds+sessions --dry-run
 
@@ -49,6 +51,7 @@ export function createProgram(options: CreateProgramOptions = {}): Command {
     .addHelpText("after", EXAMPLES);
   registerDoctorCommand(program, host);
   registerInspectCommand(program, host);
+  registerSessionsCommand(program, host);
   registerResetCommand(program, host);
   return program;
 }

@@ -1,5 +1,5 @@
 // Parses argv, runs the command, and turns every outcome (result, error, usage error) into an exit code.
-import { CommanderError } from "commander";
+import { CommanderError, type Command } from "commander";
 import { ExitCode, OpenclawStateError, describeError } from "../core/errors.js";
 import { createProcessOutput, type Output } from "./output.js";
 import type { CliHost, GlobalFlags } from "./context.js";
@@ -49,7 +49,14 @@ export async function runCli(options: RunCliOptions): Promise<number> {
       commanderMessage += text;
     },
   });
-  for (const sub of program.commands) sub.exitOverride().configureOutput(program.configureOutput());
+  // Nested groups (`sessions list`) need the same treatment, or commander would exit the process itself.
+  const override = (parent: Command): void => {
+    for (const sub of parent.commands) {
+      sub.exitOverride().configureOutput(program.configureOutput());
+      override(sub);
+    }
+  };
+  override(program);
   try {
     await program.parseAsync(options.argv, { from: "user" });
     return exitCode;

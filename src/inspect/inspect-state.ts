@@ -5,7 +5,8 @@ import type { GlobalDB } from "../state/generated/global-db.js";
 import { listLeases, type LeaseInfo } from "../state/lease.js";
 import type { StatePaths } from "../state/paths.js";
 import { probeDatabase, type DatabaseProbe } from "../state/probe.js";
-import { discoverAgentDirs, listRegisteredAgents, type GlobalDatabase } from "../state/state-databases.js";
+import { discoverAgentDirs, listRegisteredAgents, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { agentSessionStats, type AgentSessionStats } from "../sessions/session-stats.js";
 
 export interface InspectOptions {
   paths: StatePaths;
@@ -16,6 +17,8 @@ export interface InspectOptions {
 export interface InspectedDatabase extends Omit<DatabaseProbe, "check"> {
   integrity: "ok" | "failed" | "not-checked";
   tables: Record<string, number>;
+  /** Agent databases only: session count, transcript volume, oldest and newest session. */
+  sessions?: AgentSessionStats;
 }
 
 export interface MigrationRunSummary {
@@ -63,11 +66,28 @@ function readGlobal(db: GlobalDatabase): GlobalExtra {
   };
 }
 
-function toInspected(probe: DatabaseProbe, tables: Record<string, number> | undefined): InspectedDatabase {
+function toInspected(probe: DatabaseProbe, tables: Record<string, number> | undefined, sessions?: AgentSessionStats): InspectedDatabase {
   const { check: _check, ...rest } = probe as DatabaseProbe & { extra?: unknown };
   delete (rest as { extra?: unknown }).extra;
   const integrity = probe.problems === null ? "not-checked" : probe.problems.length === 0 ? "ok" : "failed";
-  return { ...rest, integrity, tables: tables ?? {} };
+  const inspected: InspectedDatabase = { ...rest, integrity, tables: tables ?? {} };
+  if (sessions) inspected.sessions = sessions;
+  return inspected;
+}
+
+interface AgentExtra {
+  tables: Record<string, number>;
+  sessions: AgentSessionStats;
+}
+
+function readAgent(db: AgentDatabase): AgentExtra {
+  // One snapshot, so the session summary agrees with the row counts printed next to it.
+  const snapshot = db.readSnapshot();
+  try {
+    return { tables: db.rowCounts(), sessions: agentSessionStats(db) };
+  } finally {
+    snapshot.end();
+  }
 }
 
 export function inspectState(options: InspectOptions): InspectResult {
@@ -82,8 +102,8 @@ export function inspectState(options: InspectOptions): InspectResult {
   for (const d of discoverAgentDirs(paths)) if (d.agentId) agentPaths.set(d.agentId, d.dbPath);
   for (const r of extra?.registry ?? []) if (!agentPaths.has(r.agent_id)) agentPaths.set(r.agent_id, r.path);
   for (const [agentId, dbPath] of [...agentPaths].sort((a, b) => a[0].localeCompare(b[0]))) {
-    const probe = probeDatabase<AgentDB, Record<string, number>>(dbPath, "agent", agentId, probeOptions, (db) => db.rowCounts());
-    databases.push(toInspected(probe, probe.extra));
+    const probe = probeDatabase<AgentDB, AgentExtra>(dbPath, "agent", agentId, probeOptions, readAgent);
+    databases.push(toInspected(probe, probe.extra?.tables, probe.extra?.sessions));
   }
   return {
     stateDir: paths.stateDir,

@@ -83,6 +83,26 @@ export class StateDatabase<DB> {
     return this.prepare(compiled.sql).run(...(compiled.parameters as unknown[]));
   }
 
+  /** Streams rows one at a time (bounded memory); the connection is busy until the iterator ends or is returned. */
+  iterate<O>(query: Compilable<O>): IterableIterator<O> {
+    const compiled = query.compile();
+    return this.prepare(compiled.sql).iterate(...(compiled.parameters as unknown[])) as IterableIterator<O>;
+  }
+
+  /**
+   * Opens a deferred read transaction so several queries (or a long iteration) see one snapshot;
+   * call `end()` when done. Inside an existing transaction it is a no-op.
+   */
+  readSnapshot(): { end(): void } {
+    if (this.handle.inTransaction) return { end() {} };
+    this.prepare("BEGIN DEFERRED").run();
+    return {
+      end: () => {
+        if (this.handle.open && this.handle.inTransaction) this.prepare("COMMIT").run();
+      },
+    };
+  }
+
   /** Runs `fn` inside BEGIN IMMEDIATE: the write lock is taken up front, so no deadlock upgrade later. */
   immediate<T>(fn: () => T): T {
     return this.handle.transaction(fn).immediate();

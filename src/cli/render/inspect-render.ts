@@ -27,6 +27,12 @@ export function renderInspect(output: Output, result: InspectResult): void {
     }
     output.log(`  size ${formatBytes(db.sizeBytes)}, WAL ${formatBytes(db.walBytes)}, schema v${db.schemaVersion}, integrity ${db.integrity}`);
     if (db.integrity === "failed" && db.problems) for (const p of db.problems.slice(0, 5)) output.log(s.red(`    ${p}`));
+    if (db.sessions) {
+      const st = db.sessions;
+      output.log(`  sessions ${formatCount(st.sessionCount)}, transcripts ${formatCount(st.transcriptEvents)} event(s) / ${formatBytes(st.transcriptBytes)}`);
+      if (st.newest) output.log(`  newest session ${st.newest.key} at ${formatTime(st.newest.updatedAt)}`);
+      if (st.oldest && st.sessionCount > 1) output.log(`  oldest session ${st.oldest.key} at ${formatTime(st.oldest.updatedAt)}`);
+    }
     const nonEmpty = Object.entries(db.tables).filter(([, n]) => n > 0);
     const shown = output.verbose ? Object.entries(db.tables) : nonEmpty;
     if (shown.length === 0) output.log(s.dim(`  ${Object.keys(db.tables).length} tables, all empty`));
