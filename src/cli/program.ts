@@ -3,6 +3,7 @@ import { Command, Option } from "commander";
 import { toolVersion } from "../core/version.js";
 import { createProcessOutput } from "./output.js";
 import type { CliHost } from "./context.js";
+import { registerBackupCommand } from "./commands/backup.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerInspectCommand } from "./commands/inspect.js";
 import { registerSessionsCommand } from "./commands/sessions.js";
@@ -18,6 +19,7 @@ Examples:
   $ openclaw-state doctor --fix --yes          # apply the safe fixes without prompting
   $ openclaw-state inspect --json              # every database, sizes, row counts, leases
   $ openclaw-state sessions list --all-agents  # newest sessions of every agent
+  $ openclaw-state backup create               # verified .tar.gz in <stateDir>-backups/
   $ openclaw-state --state-dir /srv/openclaw/.openclaw inspect --check
   $ openclaw-state reset --scope config+creds+sessions --dry-run
 
@@ -52,6 +54,7 @@ export function createProgram(options: CreateProgramOptions = {}): Command {
   registerDoctorCommand(program, host);
   registerInspectCommand(program, host);
   registerSessionsCommand(program, host);
+  registerBackupCommand(program, host);
   registerResetCommand(program, host);
   return program;
 }

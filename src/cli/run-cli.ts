@@ -49,7 +49,7 @@ export async function runCli(options: RunCliOptions): Promise<number> {
       commanderMessage += text;
     },
   });
-  // Nested groups (`sessions list`) need the same treatment, or commander would exit the process itself.
+  // Nested groups (`sessions list`, `backup create`) need the same treatment, or commander would exit the process itself.
   const override = (parent: Command): void => {
     for (const sub of parent.commands) {
       sub.exitOverride().configureOutput(program.configureOutput());

@@ -12,14 +12,14 @@ import {
 import { DatabaseError, NotFoundError, SchemaVersionError, describeError } from "../core/errors.js";
 import { toolVersion } from "../core/version.js";
 import { AGENT_SCHEMA_SQL, GLOBAL_SCHEMA_SQL, SCHEMA_VERSION } from "./generated/ddl.js";
+import { BUSY_TIMEOUT_MS } from "./busy-timeout.js";
 import { ensurePrivateDir, ensurePrivateFile } from "./private-fs.js";
 import path from "node:path";
 
 export type DbRole = "global" | "agent";
 export type OpenMode = "read" | "write";
 
-/** Busy timeout in ms; set before anything else so no statement runs unprotected. */
-export const BUSY_TIMEOUT_MS = 30_000;
+export { BUSY_TIMEOUT_MS } from "./busy-timeout.js";
 
 export interface OpenDatabaseOptions {
   path: string;

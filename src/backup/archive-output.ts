@@ -1,0 +1,101 @@
+// Where an archive goes: default names, `--output <file|dir/>` resolution, and the never-inside-a-source rule.
+import fs from "node:fs";
+import path from "node:path";
+import { OperationError, UsageError } from "../core/errors.js";
+import { expandUserPath, isPathInside, type StatePaths } from "../state/paths.js";
+import { resolveRealish, type AssetPlan } from "./asset-plan.js";
+import { ARCHIVE_SUFFIX, DEFAULT_ARCHIVE_TAIL } from "./types.js";
+
+/** `2025-01-02T03-04-05.678Z-openclaw-backup.tar.gz`: sortable, and safe on every file system. */
+export function defaultArchiveName(createdAt: Date, suffix = 0): string {
+  const stamp = createdAt.toISOString().replace(/:/g, "-");
+  return suffix === 0 ? `${stamp}${DEFAULT_ARCHIVE_TAIL}` : `${stamp}-openclaw-backup-${suffix}${ARCHIVE_SUFFIX}`;
+}
+
+/** Matches names made by defaultArchiveName. */
+export const DEFAULT_ARCHIVE_NAME = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(\.\d{3})?Z-openclaw-backup(-\d+)?\.tar\.gz$/;
+
+/** The folder name inside the tar: the archive's base name without `.tar.gz`/`.tgz`, made path-safe. */
+export function archiveRootName(archivePath: string): string {
+  const base = path.basename(archivePath).replace(/\.(tar\.gz|tgz)$/i, "");
+  const safe = base.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "");
+  return safe === "" ? "openclaw-backup" : safe;
+}
+
+export interface ArchiveOutput {
+  archivePath: string;
+  dir: string;
+  root: string;
+  /** True when the name was chosen by us (a unique default name). */
+  defaultName: boolean;
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves `--output`: a file path, or a directory (existing, or ending with '/') that gets a default name. */
+export function resolveArchiveOutput(output: string | undefined, paths: StatePaths, createdAt: Date): ArchiveOutput {
+  let dir: string;
+  let file: string | undefined;
+  if (output === undefined || output.trim() === "") {
+    dir = paths.backupDir;
+  } else {
+    const abs = expandUserPath(output, paths.homeDir);
+    if (/[\\/]$/.test(output) || isDirectory(abs)) dir = abs;
+    else {
+      dir = path.dirname(abs);
+      file = abs;
+    }
+  }
+  if (file !== undefined) {
+    if (fs.existsSync(file)) throw new OperationError("archive_exists", `${file} already exists; archives are never overwritten, choose another --output.`, { path: file });
+    return { archivePath: file, dir, root: archiveRootName(file), defaultName: false };
+  }
+  let suffix = 0;
+  let candidate = path.join(dir, defaultArchiveName(createdAt));
+  while (fs.existsSync(candidate)) {
+    suffix += 1;
+    candidate = path.join(dir, defaultArchiveName(createdAt, suffix));
+  }
+  return { archivePath: candidate, dir, root: archiveRootName(candidate), defaultName: true };
+}
+
+/** Refuses an archive inside a backed-up path (it would end up inside itself), unless in a backup dir. */
+export function checkOutputLocation(output: ArchiveOutput, plan: AssetPlan, paths: StatePaths): void {
+  const real = resolveRealish(output.archivePath);
+  const inBackupDir = plan.backupDirs.some((d) => isPathInside(d, real));
+  for (const asset of plan.assets) {
+    if (asset.type === "dir" && plan.backupDirs.includes(asset.realPath)) {
+      throw new UsageError(`The backup directory ${asset.realPath} is also the ${asset.kind} asset; point OPENCLAW_BACKUP_DIR elsewhere.`, "output_inside_source");
+    }
+    const inside = asset.type === "dir" ? isPathInside(asset.realPath, real) : asset.realPath === real;
+    if (inside && !inBackupDir) {
+      throw new UsageError(
+        `The output ${output.archivePath} is inside the ${asset.kind} asset ${asset.sourcePath}, so the backup would contain itself; write it to ${paths.backupDir} (the default) or outside the backed-up paths.`,
+        "output_inside_source",
+        { path: output.archivePath },
+      );
+    }
+  }
+}
+
+/** The nearest existing ancestor of `dir` must be a writable directory (dry-run predicts mkdir + create). */
+export function checkOutputWritable(dir: string): void {
+  let probe = path.resolve(dir);
+  while (!fs.existsSync(probe)) {
+    const parent = path.dirname(probe);
+    if (parent === probe) break;
+    probe = parent;
+  }
+  if (!isDirectory(probe)) throw new OperationError("output_not_writable", `Cannot create the archive in ${dir}: ${probe} is not a directory.`, { path: dir });
+  try {
+    fs.accessSync(probe, fs.constants.W_OK | fs.constants.X_OK);
+  } catch {
+    throw new OperationError("output_not_writable", `Cannot create the archive in ${dir}: ${probe} is not writable; choose another --output.`, { path: dir });
+  }
+}

@@ -1,0 +1,63 @@
+// Reads the agent workspace paths from the config file (`agents.defaults.workspace`, `agents.list[].workspace`).
+import fs from "node:fs";
+import path from "node:path";
+import { describeError } from "../core/errors.js";
+import { parseTolerantJson } from "../core/tolerant-json.js";
+import { expandUserPath, type StatePaths } from "../state/paths.js";
+
+export interface ConfiguredWorkspace {
+  path: string;
+  /** Where in the config it came from, for messages. */
+  origin: string;
+}
+
+export interface ConfiguredWorkspaces {
+  workspaces: ConfiguredWorkspace[];
+  warnings: string[];
+}
+
+/** `~` expands against the home dir; a relative path is taken relative to the config file's directory. */
+export function resolveConfigPath(raw: string, paths: StatePaths): string {
+  if (raw === "~" || raw.startsWith("~/")) return expandUserPath(raw, paths.homeDir);
+  return path.resolve(path.dirname(paths.configPath), raw);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Workspace paths named in the config, in config order, duplicates removed; a missing config means none. */
+export function readConfiguredWorkspaces(paths: StatePaths): ConfiguredWorkspaces {
+  let text: string;
+  try {
+    text = fs.readFileSync(paths.configPath, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { workspaces: [], warnings: [] };
+    return { workspaces: [], warnings: [`Could not read ${paths.configPath} (${describeError(error)}); workspaces were not included.`] };
+  }
+  let config: unknown;
+  try {
+    config = parseTolerantJson(text);
+  } catch (error) {
+    return { workspaces: [], warnings: [`Could not parse ${paths.configPath} (${describeError(error)}); workspaces were not included.`] };
+  }
+  const found: ConfiguredWorkspace[] = [];
+  const agents = isRecord(config) ? config.agents : undefined;
+  if (isRecord(agents)) {
+    const defaults = agents.defaults;
+    if (isRecord(defaults) && typeof defaults.workspace === "string" && defaults.workspace.trim() !== "") {
+      found.push({ path: resolveConfigPath(defaults.workspace.trim(), paths), origin: "agents.defaults.workspace" });
+    }
+    if (Array.isArray(agents.list)) {
+      agents.list.forEach((agent, index) => {
+        if (!isRecord(agent) || typeof agent.workspace !== "string" || agent.workspace.trim() === "") return;
+        const id = typeof agent.id === "string" ? ` (${agent.id})` : "";
+        found.push({ path: resolveConfigPath(agent.workspace.trim(), paths), origin: `agents.list[${index}].workspace${id}` });
+      });
+    }
+  }
+  const seen = new Set<string>();
+  const workspaces = found.filter((w) => (seen.has(w.path) ? false : (seen.add(w.path), true)));
+  return { workspaces, warnings: [] };
+}

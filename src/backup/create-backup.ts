@@ -1,0 +1,173 @@
+// `backup create` / createBackup(): plan → walk → snapshot + archive → publish → verify → record in backup_runs.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { NotFoundError, OperationError } from "../core/errors.js";
+import type { StatePaths } from "../state/paths.js";
+import { ensurePrivateDir } from "../state/private-fs.js";
+import { SqliteJobRunner } from "../state/sqlite-jobs.js";
+import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput } from "./archive-output.js";
+import { planAssets, type AssetPlan } from "./asset-plan.js";
+import { buildManifest, summarizeManifest } from "./manifest.js";
+import type { BackupAsset, BackupManifest, BackupProgressEvent, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
+import { verifyBackup } from "./verify-archive.js";
+import { walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
+import { writeArchive } from "./write-archive.js";
+
+export type { BackupProgressEvent } from "./types.js";
+
+export interface CreateBackupOptions {
+  paths: StatePaths;
+  /** Archive file path, or a directory (existing, or ending with '/') to hold the default-named archive. Default: paths.backupDir (created 0700). */
+  output?: string;
+  /** Default true: re-open and fully verify the written archive. */
+  verify?: boolean;
+  /** Plan + same rules/failures, writes nothing. */
+  dryRun?: boolean;
+  onlyConfig?: boolean;
+  /** Default true. */
+  includeWorkspace?: boolean;
+  onProgress?: (event: BackupProgressEvent) => void;
+}
+
+export interface CreateBackupResult {
+  runId: string;
+  status: "completed" | "dry-run";
+  archivePath: string;
+  verified: boolean;
+  /** 0 for dry-run. */
+  sizeBytes: number;
+  /** The manifest written (or that would be written). */
+  manifest: BackupManifest;
+  warnings: string[];
+  /** True when the run was recorded in backup_runs. */
+  recorded: boolean;
+}
+
+/** The manifest's assets: `excluded` lists the backup dirs the walk actually met and left out. */
+function publicAssets(plan: AssetPlan, walk: WalkResult): BackupAsset[] {
+  return plan.assets.map(({ kind, sourcePath, archivePath, type }) => ({ kind, sourcePath, archivePath, type, excluded: walk.excluded.get(archivePath) ?? [] }));
+}
+
+function nothingToBackUp(paths: StatePaths, onlyConfig: boolean): NotFoundError {
+  return onlyConfig
+    ? new NotFoundError(`Nothing to back up: the config file ${paths.configPath} does not exist.`, { path: paths.configPath })
+    : new NotFoundError(`Nothing to back up: ${paths.stateDir} does not exist; check --state-dir or OPENCLAW_STATE_DIR.`, { path: paths.stateDir });
+}
+
+/** Dry-run: the same walk and database checks (quick_check on the live files), sizes from the walk, no hashes. */
+async function describeDryRun(entries: readonly WalkEntry[], runner: SqliteJobRunner): Promise<{ files: ManifestFile[]; databases: ManifestDatabase[] }> {
+  const files: ManifestFile[] = [];
+  const databases: ManifestDatabase[] = [];
+  for (const entry of entries) {
+    if (entry.type !== "file") continue;
+    files.push({ archivePath: entry.archivePath, size: entry.size, sha256: null, mode: entry.mode, mtimeMs: entry.mtimeMs });
+    if (!entry.database) continue;
+    let info;
+    try {
+      info = await runner.run({ op: "describe", file: entry.absPath, check: "quick_check" });
+    } catch (error) {
+      throw new OperationError("snapshot_failed", `Cannot open database ${entry.absPath} (${(error as Error).message}); a backup would fail. Run \`openclaw-state doctor\` to see why.`, { path: entry.absPath });
+    }
+    if (info.problems.length > 0) {
+      throw new OperationError("snapshot_integrity_failed", `Database ${entry.absPath} fails quick_check (${info.problems[0]}); a backup would fail. Run \`openclaw-state doctor --deep\` and repair it first.`, { path: entry.absPath });
+    }
+    databases.push({
+      ...entry.database,
+      sourcePath: entry.absPath,
+      archivePath: entry.archivePath,
+      schemaVersion: info.userVersion,
+      pageCount: info.pageCount,
+      pageSize: info.pageSize,
+      rowCounts: info.rowCounts,
+      integrity: "not-checked",
+      sizeBytes: entry.size,
+      sha256: null,
+    });
+  }
+  return { files, databases };
+}
+
+export async function createBackup(options: CreateBackupOptions): Promise<CreateBackupResult> {
+  const { paths } = options;
+  const runId = crypto.randomUUID();
+  const createdAt = new Date();
+  const dryRun = Boolean(options.dryRun);
+  const verify = options.verify !== false;
+  const manifestOptions = { onlyConfig: Boolean(options.onlyConfig), includeWorkspace: options.includeWorkspace !== false, verify, dryRun };
+  options.onProgress?.({ phase: "plan", bytesDone: 0 });
+
+  const plan = planAssets({ paths, onlyConfig: options.onlyConfig, includeWorkspace: options.includeWorkspace });
+  if (plan.assets.length === 0) throw nothingToBackUp(paths, Boolean(options.onlyConfig));
+  const output = resolveArchiveOutput(options.output, paths, createdAt);
+  checkOutputLocation(output, plan, paths);
+  const warnings = [...plan.warnings];
+  const runner = new SqliteJobRunner();
+  runner.warm();
+  const manifestFrom = (walk: WalkResult, parts: { skipped: SkippedItem[]; directories: BackupManifest["directories"]; files: ManifestFile[]; symlinks: BackupManifest["symlinks"]; databases: ManifestDatabase[] }): BackupManifest =>
+    buildManifest({ runId, createdAt, archiveRoot: output.root, paths, options: manifestOptions, assets: publicAssets(plan, walk), ...parts });
+
+  if (dryRun) {
+    try {
+      checkOutputWritable(output.dir);
+      const walk = walkAssets(plan.assets, { exclude: [] });
+      warnings.push(...walk.warnings);
+      const described = await describeDryRun(walk.entries, runner);
+      const manifest = manifestFrom(walk, {
+        skipped: [...plan.skipped, ...walk.skipped],
+        directories: walk.entries.flatMap((e) => (e.type === "dir" ? [{ archivePath: e.archivePath }] : [])),
+        symlinks: walk.entries.flatMap((e) => (e.type === "symlink" ? [{ archivePath: e.archivePath, target: e.target }] : [])),
+        ...described,
+      });
+      return { runId, status: "dry-run", archivePath: output.archivePath, verified: false, sizeBytes: 0, manifest, warnings, recorded: false };
+    } finally {
+      await runner.close();
+    }
+  }
+
+  let stagingDir: string | undefined;
+  let published = false;
+  try {
+    ensurePrivateDir(output.dir);
+    stagingDir = fs.mkdtempSync(path.join(output.dir, ".openclaw-backup-staging-"));
+    const walk = walkAssets(plan.assets, { exclude: [stagingDir] });
+    warnings.push(...walk.warnings);
+    const written = await writeArchive({
+      archivePath: output.archivePath,
+      root: output.root,
+      stagingDir,
+      entries: walk.entries,
+      runner,
+      createdAt,
+      onProgress: options.onProgress,
+      manifestFor: (parts) => {
+        warnings.push(...parts.warnings);
+        return manifestFrom(walk, { ...parts, skipped: [...plan.skipped, ...walk.skipped, ...parts.skipped] });
+      },
+    });
+    published = true;
+    let verified = false;
+    if (verify) {
+      const check = await verifyBackup(output.archivePath, { tempDir: stagingDir, runner, onProgress: options.onProgress });
+      if (!check.ok) {
+        fs.rmSync(output.archivePath, { force: true });
+        published = false;
+        throw new OperationError("backup_verify_failed", `The new archive ${output.archivePath} failed verification (${check.problem}); it was removed. Check the disk and retry.`, { path: output.archivePath });
+      }
+      verified = true;
+    }
+    // Loaded only now: the ledger needs the Kysely-backed storage core, the archive path does not.
+    const { recordBackupRun } = await import("./backup-runs.js");
+    const recordWarning = recordBackupRun(paths, { runId, createdAt, archivePath: output.archivePath, status: "completed", manifest: summarizeManifest(written.manifest) });
+    if (recordWarning) warnings.push(recordWarning);
+    return { runId, status: "completed", archivePath: output.archivePath, verified, sizeBytes: written.sizeBytes, manifest: written.manifest, warnings, recorded: recordWarning === null };
+  } catch (error) {
+    if (published) fs.rmSync(output.archivePath, { force: true });
+    const { recordBackupRun } = await import("./backup-runs.js");
+    recordBackupRun(paths, { runId, createdAt, archivePath: output.archivePath, status: "failed", error });
+    throw error;
+  } finally {
+    await runner.close();
+    if (stagingDir) fs.rmSync(stagingDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,132 @@
+// `backup list`: runs recorded in backup_runs merged with the archives found in the backup directory.
+import fs from "node:fs";
+import path from "node:path";
+import { expandUserPath, type StatePaths } from "../state/paths.js";
+import { readBackupRuns } from "./backup-runs.js";
+import { ArchiveProblem, readArchiveManifest } from "./read-archive.js";
+
+export interface ListBackupsOptions {
+  paths: StatePaths;
+  /** Directory to scan (default: paths.backupDir). */
+  dir?: string;
+}
+
+export interface BackupListItem {
+  archivePath: string;
+  /** From the manifest (or the run row) as epoch ms; the file mtime when neither is readable. */
+  createdAt: number;
+  /** The recorded run status, or "unrecorded" for an archive with no backup_runs row. */
+  status: string;
+  runId: string | null;
+  exists: boolean;
+  sizeBytes: number | null;
+  /** The first entry is an openclaw-state manifest (checked without inflating the payload). */
+  manifestOk: boolean | null;
+  databases: number | null;
+  problem?: string;
+}
+
+export interface ListBackupsResult {
+  backupDir: string;
+  /** False when there is no global DB to read runs from. */
+  runsRead: boolean;
+  backups: BackupListItem[];
+  warnings: string[];
+}
+
+export interface FoundArchive {
+  archivePath: string;
+  sizeBytes: number;
+  mtimeMs: number;
+  manifestOk: boolean;
+  createdAt: number | null;
+  runId: string | null;
+  databases: number | null;
+  problem?: string;
+}
+
+/** Regular `*.tar.gz` / `*.tgz` files directly in `dir`, each with its manifest read (first entry only). */
+export async function scanBackupDir(dir: string): Promise<FoundArchive[]> {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const found: FoundArchive[] = [];
+  for (const name of names.sort()) {
+    if (!/\.(tar\.gz|tgz)$/i.test(name) || name.startsWith(".")) continue;
+    const file = path.join(dir, name);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(file);
+    } catch {
+      continue;
+    }
+    if (!st.isFile()) continue;
+    const item: FoundArchive = { archivePath: file, sizeBytes: st.size, mtimeMs: st.mtimeMs, manifestOk: false, createdAt: null, runId: null, databases: null };
+    try {
+      const manifest = await readArchiveManifest(file);
+      item.manifestOk = true;
+      const t = Date.parse(manifest.createdAt);
+      item.createdAt = Number.isNaN(t) ? null : t;
+      item.runId = manifest.runId;
+      item.databases = manifest.databases.length;
+    } catch (error) {
+      item.problem = error instanceof ArchiveProblem ? error.message : (error as Error).message;
+    }
+    found.push(item);
+  }
+  return found;
+}
+
+export async function listBackups(options: ListBackupsOptions): Promise<ListBackupsResult> {
+  const { paths } = options;
+  const backupDir = options.dir ? expandUserPath(options.dir, paths.homeDir) : paths.backupDir;
+  const warnings: string[] = [];
+  const { runs, warning } = readBackupRuns(paths);
+  if (warning) warnings.push(warning);
+  const archives = await scanBackupDir(backupDir);
+  const byPath = new Map(archives.map((a) => [a.archivePath, a]));
+  const backups: BackupListItem[] = [];
+  for (const run of runs ?? []) {
+    const found = run.archivePath ? byPath.get(run.archivePath) : undefined;
+    if (found) byPath.delete(found.archivePath);
+    let sizeBytes = found?.sizeBytes ?? null;
+    let exists = found !== undefined;
+    if (!found && run.archivePath) {
+      try {
+        sizeBytes = fs.statSync(run.archivePath).size;
+        exists = true;
+      } catch {
+        exists = false;
+      }
+    }
+    backups.push({
+      archivePath: run.archivePath ?? "",
+      createdAt: run.createdAt,
+      status: run.status,
+      runId: run.id,
+      exists,
+      sizeBytes,
+      manifestOk: found ? found.manifestOk : null,
+      databases: found?.databases ?? null,
+      ...(found?.problem ? { problem: found.problem } : {}),
+    });
+  }
+  for (const a of byPath.values()) {
+    backups.push({
+      archivePath: a.archivePath,
+      createdAt: a.createdAt ?? a.mtimeMs,
+      status: "unrecorded",
+      runId: a.runId,
+      exists: true,
+      sizeBytes: a.sizeBytes,
+      manifestOk: a.manifestOk,
+      databases: a.databases,
+      ...(a.problem ? { problem: a.problem } : {}),
+    });
+  }
+  backups.sort((x, y) => y.createdAt - x.createdAt);
+  return { backupDir, runsRead: runs !== null, backups, warnings };
+}

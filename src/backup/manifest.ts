@@ -1,0 +1,243 @@
+// The manifest contract: strict validation of a manifest read from an archive, and the summary kept in backup_runs.
+import os from "node:os";
+import { toolVersion } from "../core/version.js";
+import type { StatePaths } from "../state/paths.js";
+import {
+  MANIFEST_FORMAT,
+  MANIFEST_SCHEMA_VERSION,
+  PAYLOAD_DIR,
+  type AssetKind,
+  type BackupAsset,
+  type BackupManifest,
+  type ManifestDatabase,
+  type ManifestDirectory,
+  type ManifestFile,
+  type ManifestSymlink,
+  type SkippedItem,
+} from "./types.js";
+
+/** The manifest is read into memory whole; larger ones are refused (≈ 300k files fit). */
+export const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
+
+export class ManifestProblem extends Error {}
+
+const ASSET_KINDS: ReadonlySet<AssetKind> = new Set(["state", "config", "credentials", "workspace"]);
+const ROLES = new Set(["global", "agent", "other"]);
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/** A relative, normalized, '/'-separated path: no empty, '.' or '..' segment, no NUL, not absolute. */
+export function isSafeRelativePath(p: string): boolean {
+  if (p.length === 0 || p.length > 4096 || p.includes("\0") || p.startsWith("/")) return false;
+  return p.split("/").every((seg) => seg !== "" && seg !== "." && seg !== "..");
+}
+
+/** True when `child` is `parent` or below it, in archive ('/') paths. */
+export function archivePathInside(parent: string, child: string): boolean {
+  return child === parent || child.startsWith(`${parent}/`);
+}
+
+function fail(message: string): never {
+  throw new ManifestProblem(message);
+}
+
+function record(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) fail(`manifest ${what} is not an object`);
+  return value as Record<string, unknown>;
+}
+
+function list(value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) fail(`manifest field "${what}" is not a list`);
+  return value;
+}
+
+function str(value: unknown, what: string): string {
+  if (typeof value !== "string") fail(`manifest ${what} is not a string`);
+  return value;
+}
+
+function count(value: unknown, what: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) fail(`manifest ${what} is not a non-negative integer`);
+  return value;
+}
+
+function payloadPath(value: unknown, what: string): string {
+  const p = str(value, what);
+  if (!isSafeRelativePath(p) || !archivePathInside(PAYLOAD_DIR, p)) fail(`manifest ${what} ${JSON.stringify(p)} is not a safe path under ${PAYLOAD_DIR}/`);
+  return p;
+}
+
+/** Parses and checks a manifest; every path it names is safe and belongs to exactly one asset. */
+export function validateManifest(raw: unknown): BackupManifest {
+  const m = record(raw, "document");
+  if (m.schemaVersion !== MANIFEST_SCHEMA_VERSION) {
+    fail(`unknown manifest version ${JSON.stringify(m.schemaVersion)} (this tool reads version ${MANIFEST_SCHEMA_VERSION}); upgrade openclaw-state to read it`);
+  }
+  if (m.format !== MANIFEST_FORMAT) fail(`manifest format is ${JSON.stringify(m.format)}, not "${MANIFEST_FORMAT}"`);
+  const root = str(m.archiveRoot, "archiveRoot");
+  if (!isSafeRelativePath(root) || root.includes("/")) fail(`manifest archiveRoot ${JSON.stringify(root)} is not a single safe name`);
+  str(m.createdAt, "createdAt");
+  str(m.runId, "runId");
+  record(m.paths, "paths");
+
+  const assets: BackupAsset[] = list(m.assets, "assets").map((a, i) => {
+    const r = record(a, `assets[${i}]`);
+    const kind = str(r.kind, `assets[${i}].kind`) as AssetKind;
+    if (!ASSET_KINDS.has(kind)) fail(`manifest assets[${i}] has unknown kind ${JSON.stringify(kind)}`);
+    const type = r.type === "dir" || r.type === "file" ? r.type : fail(`manifest assets[${i}].type must be "dir" or "file"`);
+    const sourcePath = str(r.sourcePath, `assets[${i}].sourcePath`);
+    const excluded = list(r.excluded ?? [], `assets[${i}].excluded`).map((e, j) => {
+      const p = str(e, `assets[${i}].excluded[${j}]`);
+      if (!isSafeRelativePath(p)) fail(`manifest assets[${i}].excluded[${j}] is not a safe relative path`);
+      return p;
+    });
+    return { kind, type, sourcePath, archivePath: payloadPath(r.archivePath, `assets[${i}].archivePath`), excluded };
+  });
+  if (assets.length === 0) fail("manifest lists no assets");
+  if (assets.filter((a) => a.kind === "state").length > 1) fail("manifest lists more than one state asset");
+  for (const a of assets) {
+    if (a.archivePath === PAYLOAD_DIR) fail(`manifest asset ${a.kind} uses the payload root itself`);
+    for (const b of assets) {
+      if (a !== b && archivePathInside(a.archivePath, b.archivePath)) fail(`manifest assets ${a.archivePath} and ${b.archivePath} overlap`);
+    }
+  }
+  const ownerOf = (p: string): BackupAsset | undefined => assets.find((a) => archivePathInside(a.archivePath, p));
+
+  const seen = new Set<string>();
+  const claim = (p: string, what: string): void => {
+    if (seen.has(p)) fail(`manifest lists ${p} twice (${what})`);
+    seen.add(p);
+  };
+
+  const directories = list(m.directories, "directories").map((d, i) => {
+    const p = payloadPath(record(d, `directories[${i}]`).archivePath, `directories[${i}].archivePath`);
+    claim(p, "directory");
+    const owner = ownerOf(p);
+    if (owner?.type === "file") fail(`manifest directory ${p} is inside the file asset ${owner.archivePath}`);
+    if (!owner && !assets.some((a) => archivePathInside(p, a.archivePath))) fail(`manifest directory ${p} belongs to no asset`);
+    return { archivePath: p };
+  });
+
+  const files: ManifestFile[] = list(m.files, "files").map((f, i) => {
+    const r = record(f, `files[${i}]`);
+    const p = payloadPath(r.archivePath, `files[${i}].archivePath`);
+    claim(p, "file");
+    const owner = ownerOf(p);
+    if (!owner) fail(`manifest file ${p} belongs to no asset`);
+    if (owner.type === "file" && owner.archivePath !== p) fail(`manifest file ${p} is inside the file asset ${owner.archivePath}`);
+    if (owner.type === "dir" && owner.archivePath === p) fail(`manifest file ${p} replaces the directory asset root`);
+    const sha256 = str(r.sha256, `files[${i}].sha256`);
+    if (!SHA256.test(sha256)) fail(`manifest sha256 of ${p} is not 64 lower-case hex digits`);
+    const mode = count(r.mode, `files[${i}].mode`);
+    const mtimeMs = typeof r.mtimeMs === "number" && Number.isFinite(r.mtimeMs) ? r.mtimeMs : 0;
+    return { archivePath: p, size: count(r.size, `files[${i}].size`), sha256, mode: mode & 0o777, mtimeMs };
+  });
+
+  const symlinks = list(m.symlinks, "symlinks").map((s, i) => {
+    const r = record(s, `symlinks[${i}]`);
+    const p = payloadPath(r.archivePath, `symlinks[${i}].archivePath`);
+    claim(p, "symlink");
+    const owner = ownerOf(p);
+    if (!owner || owner.type !== "dir" || owner.archivePath === p) fail(`manifest symlink ${p} is not inside a directory asset`);
+    const target = str(r.target, `symlinks[${i}].target`);
+    if (target === "" || target.includes("\0")) fail(`manifest symlink ${p} has an invalid target`);
+    return { archivePath: p, target };
+  });
+  // A link must be a leaf: nothing may be extracted "through" it.
+  const linkPaths = new Set(symlinks.map((s) => s.archivePath));
+  if (linkPaths.size > 0) {
+    for (const p of seen) {
+      for (let cut = p.lastIndexOf("/"); cut > 0; cut = p.lastIndexOf("/", cut - 1)) {
+        const ancestor = p.slice(0, cut);
+        if (linkPaths.has(ancestor)) fail(`manifest places ${p} under the symlink ${ancestor}`);
+      }
+    }
+  }
+  for (const a of assets) {
+    if (a.type === "file" && !files.some((f) => f.archivePath === a.archivePath)) fail(`manifest file asset ${a.archivePath} has no file entry`);
+    if (a.type === "dir" && !directories.some((d) => d.archivePath === a.archivePath)) fail(`manifest directory asset ${a.archivePath} has no directory entry`);
+  }
+
+  const fileByPath = new Map(files.map((f) => [f.archivePath, f]));
+  const dbSeen = new Set<string>();
+  const databases: ManifestDatabase[] = list(m.databases, "databases").map((d, i) => {
+    const r = record(d, `databases[${i}]`);
+    const p = payloadPath(r.archivePath, `databases[${i}].archivePath`);
+    const file = fileByPath.get(p);
+    if (!file) fail(`manifest database ${p} is not a listed file`);
+    if (dbSeen.has(p)) fail(`manifest lists database ${p} twice`);
+    dbSeen.add(p);
+    const role = str(r.role, `databases[${i}].role`);
+    if (!ROLES.has(role)) fail(`manifest database ${p} has unknown role ${JSON.stringify(role)}`);
+    if (r.integrity !== "ok") fail(`manifest database ${p} was not recorded as integrity-checked`);
+    const counts = record(r.rowCounts, `databases[${i}].rowCounts`);
+    const rowCounts: Record<string, number> = {};
+    for (const [table, n] of Object.entries(counts)) rowCounts[table] = count(n, `row count of ${p} table ${table}`);
+    if (r.sha256 !== file.sha256) fail(`manifest database ${p} sha256 differs from its file entry`);
+    return {
+      role: role as ManifestDatabase["role"],
+      agentId: typeof r.agentId === "string" ? r.agentId : null,
+      sourcePath: str(r.sourcePath, `databases[${i}].sourcePath`),
+      archivePath: p,
+      schemaVersion: count(r.schemaVersion, `databases[${i}].schemaVersion`),
+      pageCount: count(r.pageCount, `databases[${i}].pageCount`),
+      pageSize: count(r.pageSize, `databases[${i}].pageSize`),
+      rowCounts,
+      integrity: "ok",
+      sizeBytes: file.size,
+      sha256: file.sha256,
+    };
+  });
+
+  return { ...(m as unknown as BackupManifest), assets, directories, files, symlinks, databases };
+}
+
+export type ManifestSummary = Omit<BackupManifest, "directories" | "files" | "symlinks">;
+
+/** The manifest without its per-entry lists (kept in backup_runs and printed by --json); totals keep the counts. */
+export function summarizeManifest(manifest: BackupManifest): ManifestSummary {
+  const { directories: _d, files: _f, symlinks: _s, ...rest } = manifest;
+  return rest;
+}
+
+export interface BuildManifestInput {
+  runId: string;
+  createdAt: Date;
+  archiveRoot: string;
+  paths: StatePaths;
+  options: BackupManifest["options"];
+  assets: BackupAsset[];
+  skipped: SkippedItem[];
+  directories: ManifestDirectory[];
+  files: ManifestFile[];
+  symlinks: ManifestSymlink[];
+  databases: ManifestDatabase[];
+}
+
+export function buildManifest(input: BuildManifestInput): BackupManifest {
+  const { paths } = input;
+  return {
+    schemaVersion: MANIFEST_SCHEMA_VERSION,
+    format: MANIFEST_FORMAT,
+    runId: input.runId,
+    createdAt: input.createdAt.toISOString(),
+    archiveRoot: input.archiveRoot,
+    tool: { name: "openclaw-state", version: toolVersion() },
+    platform: { os: process.platform, arch: process.arch, release: os.release() },
+    nodeVersion: process.version,
+    options: input.options,
+    paths: { homeDir: paths.homeDir, stateDir: paths.stateDir, configPath: paths.configPath, credentialsDir: paths.credentialsDir, backupDir: paths.backupDir },
+    assets: input.assets,
+    skipped: input.skipped,
+    directories: input.directories,
+    files: input.files,
+    symlinks: input.symlinks,
+    databases: input.databases,
+    totals: {
+      files: input.files.length,
+      bytes: input.files.reduce((n, f) => n + f.size, 0),
+      databases: input.databases.length,
+      directories: input.directories.length,
+      symlinks: input.symlinks.length,
+    },
+  };
+}

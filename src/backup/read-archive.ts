@@ -1,0 +1,245 @@
+// The one streaming pass over an archive shared by verify and restore: every rule that refuses a hostile archive.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import { pipeline } from "node:stream";
+import zlib from "node:zlib";
+import { describeError, NotFoundError } from "../core/errors.js";
+import { MAX_MANIFEST_BYTES, ManifestProblem, validateManifest } from "./manifest.js";
+import { BLOCK, readTar, TarProblem, type TarBody, type TarEntry } from "./tar-format.js";
+import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestFile, type ProgressCallback } from "./types.js";
+
+/** Why an archive was refused: the message names the first problem found. */
+export class ArchiveProblem extends Error {}
+
+export interface FileSink {
+  write(chunk: Buffer): void | Promise<void>;
+  /** The bytes were complete and their sha256 matched. */
+  finish(): Promise<void>;
+  /** The pass failed (or this file's hash did not match): drop what was written. */
+  abort(): Promise<void>;
+}
+
+export interface ArchiveSink {
+  /** The validated manifest, before any payload entry is read. */
+  manifest?(manifest: BackupManifest): void | Promise<void>;
+  /** Where a listed file's bytes go; null means hash only. */
+  file(file: ManifestFile, database: ManifestDatabase | undefined): Promise<FileSink | null>;
+  directory?(archivePath: string): void | Promise<void>;
+}
+
+export interface ArchivePassResult {
+  manifest: BackupManifest;
+  files: number;
+  bytes: number;
+}
+
+const GZIP_MAGIC = [0x1f, 0x8b];
+/** Per-entry allowance for header blocks (ustar + a pax record) when bounding the inflated size. */
+const HEADER_ALLOWANCE = BLOCK * 4;
+const SLACK = 1024 * 1024;
+
+function readMagic(file: string): Buffer {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new NotFoundError(`Archive ${file} does not exist; check the path (\`openclaw-state backup list\` shows known archives).`, { path: file });
+    throw error;
+  }
+  try {
+    const buf = Buffer.alloc(2);
+    const n = fs.readSync(fd, buf, 0, 2, 0);
+    return buf.subarray(0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The inflated stream, refused as soon as it grows past `limit()` bytes (decompression bombs never get far). */
+async function* inflate(file: string, limit: () => number): AsyncGenerator<Buffer> {
+  const gunzip = zlib.createGunzip({ chunkSize: 256 * 1024 });
+  const source = fs.createReadStream(file, { highWaterMark: 1024 * 1024 });
+  pipeline(source, gunzip, () => undefined);
+  let total = 0;
+  try {
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > limit()) throw new ArchiveProblem(`the archive inflates past the ${limit()} bytes its manifest accounts for (decompression bomb or unlisted data)`);
+      yield chunk;
+    }
+  } catch (error) {
+    if (error instanceof ArchiveProblem || error instanceof TarProblem || error instanceof ManifestProblem) throw error;
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    if (code.startsWith("Z_") || /unexpected end of file|incorrect header|invalid|too far back|checksum/i.test(describeError(error))) {
+      throw new ArchiveProblem(`the archive is truncated or corrupt (gzip: ${describeError(error)})`);
+    }
+    throw error;
+  } finally {
+    gunzip.destroy();
+    source.destroy();
+  }
+}
+
+function entryRelPath(entry: TarEntry, root: string | undefined): string {
+  const raw = entry.type === "Directory" ? entry.path.replace(/\/$/, "") : entry.path;
+  if (raw.startsWith("/") || /^[A-Za-z]:[\\/]/.test(raw)) throw new ArchiveProblem(`entry ${JSON.stringify(entry.path)} has an absolute path`);
+  const segments = raw.split("/");
+  if (segments.includes("..")) throw new ArchiveProblem(`entry ${JSON.stringify(entry.path)} has a path traversal ("..")`);
+  if (raw.includes("\0") || segments.some((s) => s === "" || s === ".")) throw new ArchiveProblem(`entry ${JSON.stringify(entry.path)} has a non-normalized path`);
+  if (root === undefined) return raw;
+  if (segments[0] !== root || segments.length < 2) throw new ArchiveProblem(`entry ${JSON.stringify(entry.path)} is outside the archive root ${root}/`);
+  return segments.slice(1).join("/");
+}
+
+function checkType(entry: TarEntry): "file" | "dir" {
+  switch (entry.type) {
+    case "File":
+    case "OldFile":
+      return "file";
+    case "Directory":
+      return "dir";
+    case "SymbolicLink":
+      throw new ArchiveProblem(`entry ${JSON.stringify(entry.path)} is a symbolic link (links are never extracted)`);
+    case "Link":
+      throw new ArchiveProblem(`entry ${JSON.stringify(entry.path)} is a hard link (links are never extracted)`);
+    case "CharacterDevice":
+    case "BlockDevice":
+      throw new ArchiveProblem(`entry ${JSON.stringify(entry.path)} is a device node`);
+    case "FIFO":
+      throw new ArchiveProblem(`entry ${JSON.stringify(entry.path)} is a FIFO`);
+    default:
+      throw new ArchiveProblem(`entry ${JSON.stringify(entry.path)} has an unsupported type (${entry.type})`);
+  }
+}
+
+const discard: TarBody = { write() {}, end() {} };
+
+/**
+ * Streams the archive once: manifest first (validated, bounded), then each payload entry checked against it
+ * (type, path, no duplicates, size, sha256) and handed to the sink; at the end nothing listed may be missing.
+ * Throws ArchiveProblem naming the first problem; the sink's open file is aborted on any failure.
+ */
+export async function readArchive(archivePath: string, sink: ArchiveSink, onProgress?: ProgressCallback, phase: "verify" | "extract" = "verify"): Promise<ArchivePassResult> {
+  const magic = readMagic(archivePath);
+  if (magic.length < 2 || magic[0] !== GZIP_MAGIC[0] || magic[1] !== GZIP_MAGIC[1]) {
+    throw new ArchiveProblem("the file is not a gzip archive (a backup is a .tar.gz written by `openclaw-state backup create`)");
+  }
+  let limit = MAX_MANIFEST_BYTES + HEADER_ALLOWANCE + SLACK;
+  let root: string | undefined;
+  let manifest: BackupManifest | undefined;
+  let files = new Map<string, ManifestFile>();
+  let directories = new Set<string>();
+  let databases = new Map<string, ManifestDatabase>();
+  const seen = new Set<string>();
+  let bytes = 0;
+  let fileCount = 0;
+  let totalBytes = 0;
+  let openSink: FileSink | null = null;
+
+  const visitor = {
+    entry: async (entry: TarEntry): Promise<TarBody> => {
+      if (!manifest) {
+        // The manifest must come first: it caps every later entry's size before its bytes are inflated.
+        const rel = entryRelPath(entry, undefined);
+        const parts = rel.split("/");
+        if (parts.length !== 2 || parts[1] !== MANIFEST_NAME || checkType(entry) !== "file") {
+          throw new ArchiveProblem(`the first entry is ${JSON.stringify(entry.path)}, not <root>/${MANIFEST_NAME}`);
+        }
+        if (entry.size > MAX_MANIFEST_BYTES) throw new ArchiveProblem(`the manifest is ${entry.size} bytes, more than the ${MAX_MANIFEST_BYTES} allowed`);
+        const chunks: Buffer[] = [];
+        return {
+          write: (chunk) => void chunks.push(chunk),
+          end: async () => {
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+            } catch (error) {
+              throw new ArchiveProblem(`the manifest is not valid JSON (${describeError(error)})`);
+            }
+            const m = validateManifest(parsed);
+            if (m.archiveRoot !== parts[0]) throw new ArchiveProblem(`the manifest names root ${m.archiveRoot} but the archive root is ${parts[0]}`);
+            root = parts[0];
+            manifest = m;
+            files = new Map(m.files.map((f) => [f.archivePath, f]));
+            directories = new Set(m.directories.map((d) => d.archivePath));
+            databases = new Map(m.databases.map((d) => [d.archivePath, d]));
+            totalBytes = m.files.reduce((n, f) => n + f.size, 0);
+            const padded = m.files.reduce((n, f) => n + Math.ceil(f.size / BLOCK) * BLOCK, 0);
+            limit = Math.ceil(entry.size / BLOCK) * BLOCK + HEADER_ALLOWANCE * (1 + m.files.length + m.directories.length) + padded + SLACK;
+            await sink.manifest?.(m);
+          },
+        };
+      }
+      const rel = entryRelPath(entry, root);
+      const type = checkType(entry);
+      if (rel === MANIFEST_NAME) throw new ArchiveProblem(`a second ${MANIFEST_NAME} entry appears at byte ${entry.offset}`);
+      if (seen.has(rel)) throw new ArchiveProblem(`entry ${rel} appears twice (duplicate entry)`);
+      seen.add(rel);
+      if (type === "dir") {
+        if (!directories.has(rel)) throw new ArchiveProblem(files.has(rel) ? `entry ${rel} is a directory but the manifest lists a file` : `entry ${rel} is not listed in the manifest (unlisted directory)`);
+        await sink.directory?.(rel);
+        return discard;
+      }
+      const listed = files.get(rel);
+      if (!listed) throw new ArchiveProblem(directories.has(rel) ? `entry ${rel} is a file but the manifest lists a directory` : `entry ${rel} is not listed in the manifest (unlisted file)`);
+      if (entry.size > listed.size) throw new ArchiveProblem(`entry ${rel} is larger than its manifest size (${entry.size} > ${listed.size} bytes)`);
+      if (entry.size < listed.size) throw new ArchiveProblem(`entry ${rel} is smaller than its manifest size (${entry.size} < ${listed.size} bytes)`);
+      const hash = crypto.createHash("sha256");
+      const out = await sink.file(listed, databases.get(rel));
+      openSink = out;
+      return {
+        write: (chunk) => {
+          hash.update(chunk);
+          bytes += chunk.length;
+          onProgress?.({ phase, bytesDone: bytes, bytesTotal: totalBytes, path: rel });
+          return out?.write(chunk);
+        },
+        end: async () => {
+          const digest = hash.digest("hex");
+          if (digest !== listed.sha256) {
+            throw new ArchiveProblem(`the sha256 of ${rel} does not match the manifest (the file or the manifest was altered)`);
+          }
+          openSink = null;
+          fileCount += 1;
+          await out?.finish();
+        },
+      };
+    },
+  };
+
+  try {
+    await readTar(inflate(archivePath, () => limit), visitor);
+  } catch (error) {
+    const pending = openSink as FileSink | null;
+    if (pending) await pending.abort().catch(() => undefined);
+    if (error instanceof TarProblem || error instanceof ManifestProblem) throw new ArchiveProblem(error.message);
+    throw error;
+  }
+  if (!manifest) throw new ArchiveProblem("the archive holds no manifest");
+  const m: BackupManifest = manifest;
+  for (const d of m.directories) if (!seen.has(d.archivePath)) throw new ArchiveProblem(`listed directory ${d.archivePath} is missing from the archive`);
+  for (const f of m.files) if (!seen.has(f.archivePath)) throw new ArchiveProblem(`listed file ${f.archivePath} is missing from the archive`);
+  return { manifest: m, files: fileCount, bytes };
+}
+
+class ManifestRead extends Error {
+  constructor(readonly manifest: BackupManifest) {
+    super("manifest read");
+  }
+}
+
+/** Reads and validates only the manifest (the first entry); the rest of the archive is not inflated. */
+export async function readArchiveManifest(archivePath: string): Promise<BackupManifest> {
+  try {
+    await readArchive(archivePath, {
+      manifest: (m) => {
+        throw new ManifestRead(m);
+      },
+      file: async () => null,
+    });
+  } catch (error) {
+    if (error instanceof ManifestRead) return error.manifest;
+    throw error;
+  }
+  throw new ArchiveProblem("the archive holds no manifest");
+}

@@ -1,0 +1,340 @@
+// `backup restore`: manifest → plan → consent → lease → verify-while-extracting into staging siblings → swap.
+import fs from "node:fs";
+import path from "node:path";
+import { describeError, OperationError, OpenclawStateError, StateLockedError } from "../core/errors.js";
+import { acquireMaintenanceLease, describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
+import type { StatePaths } from "../state/paths.js";
+import { ensurePrivateDir, fsyncDir, pathExists } from "../state/private-fs.js";
+import { SqliteJobRunner } from "../state/sqlite-jobs.js";
+import { checkDatabaseSnapshot, describeDatabaseProblem } from "./db-check.js";
+import { FileWriterPool } from "./file-writer.js";
+import { archivePathInside } from "./manifest.js";
+import { ArchiveProblem, readArchive, readArchiveManifest, type ArchiveSink } from "./read-archive.js";
+import { planRestore, type RestorePlan, type RestorePlanItem } from "./restore-plan.js";
+import { carryKeptPaths, compactStamp, swapIntoPlace, type StagedItem } from "./restore-swap.js";
+import type { BackupManifest, ManifestDatabase, ProgressCallback, SkippedItem } from "./types.js";
+import { verifyBackup } from "./verify-archive.js";
+
+export type { RestorePlan, RestorePlanItem } from "./restore-plan.js";
+
+export interface RestoreBackupOptions {
+  paths: StatePaths;
+  archivePath: string;
+  /** Verify and print the plan; write nothing. */
+  dryRun?: boolean;
+  /** Restore into this new or empty directory instead of the live paths (no lease needed). */
+  target?: string;
+  /** Default true: workspaces are restored to their recorded paths. */
+  includeWorkspace?: boolean;
+  /** Take the state lease even if another live process holds it. */
+  force?: boolean;
+  /** Asked once with the plan before anything is written; false ends with status "declined". */
+  confirm?: (plan: RestorePlan) => Promise<boolean>;
+  onProgress?: ProgressCallback;
+  /** Test hook: fail after this many swaps, to exercise the rollback. */
+  failAfterSwaps?: number;
+}
+
+export interface RestoredDatabase {
+  archivePath: string;
+  destination: string;
+  role: ManifestDatabase["role"];
+  agentId: string | null;
+  leasesDropped: number;
+}
+
+export interface RestoreBackupResult {
+  status: "restored" | "dry-run" | "declined";
+  archivePath: string;
+  target: string | null;
+  /** The archive's runId and createdAt. */
+  backupRunId: string;
+  backupCreatedAt: string;
+  plan: RestorePlanItem[];
+  skipped: SkippedItem[];
+  databases: RestoredDatabase[];
+  removedSidecars: string[];
+  warnings: string[];
+}
+
+function refused(archivePath: string, problem: string): OperationError {
+  return new OperationError("archive_invalid", `Archive ${archivePath} was refused: ${problem}; nothing was restored.`, { path: archivePath });
+}
+
+interface HeldLease {
+  release(): void;
+}
+
+/**
+ * Read-only look at the leases before any work: a held lease refuses the restore up front (exit 75) without
+ * writing a byte. The lease itself is taken only once the archive is verified and staged, so a refused
+ * archive never touches the live global DB either.
+ */
+async function precheckLease(paths: StatePaths, force: boolean): Promise<void> {
+  if (force || !fs.existsSync(paths.globalDbPath)) return;
+  const { openGlobalDatabase } = await import("../state/state-databases.js");
+  let global;
+  try {
+    global = openGlobalDatabase(paths, { mode: "read" });
+  } catch {
+    return; // takeLease reports an unopenable DB with its remedy.
+  }
+  try {
+    const holder = listLeases(global).find((l) => l.live && (l.scope === MAINTENANCE_SCOPE || l.scope === GATEWAY_SCOPE));
+    if (holder) {
+      throw new StateLockedError(
+        `State is locked by ${describeLease(holder)} until ${new Date(holder.expiresAt).toISOString()}; retry when it finishes, or pass --force if you are sure it is gone (nothing was restored).`,
+      );
+    }
+  } finally {
+    global.close();
+  }
+}
+
+/** The maintenance lease on the live global DB (none when it does not exist, or when restoring to --target). */
+async function takeLease(paths: StatePaths, force: boolean, warnings: string[]): Promise<HeldLease | null> {
+  if (!fs.existsSync(paths.globalDbPath)) return null;
+  const { openGlobalDatabase } = await import("../state/state-databases.js");
+  let global;
+  try {
+    global = openGlobalDatabase(paths, { mode: "write" });
+  } catch (error) {
+    if (!force) {
+      throw new OperationError(
+        "lease_unavailable",
+        `Cannot open ${paths.globalDbPath} to take the state lease (${describeError(error)}); if no gateway or maintenance run uses this state, re-run with --force (nothing was restored).`,
+        { path: paths.globalDbPath, cause: error },
+      );
+    }
+    warnings.push(`Restoring without the state lease: ${paths.globalDbPath} could not be opened (${describeError(error)}).`);
+    return null;
+  }
+  try {
+    const lease = acquireMaintenanceLease(global, { command: "backup restore", force });
+    const db = global;
+    return {
+      release() {
+        // The live DB has been moved aside by now; releasing there only tidies the copy that is deleted next.
+        try {
+          lease.release();
+        } catch {
+          // The previous copy is removed anyway.
+        }
+        db.close();
+      },
+    };
+  } catch (error) {
+    global.close();
+    if (error instanceof StateLockedError) {
+      throw new StateLockedError(`${error.message.replace(/\.$/, "")} (nothing was restored).`);
+    }
+    throw error;
+  }
+}
+
+function ownerOf(items: readonly RestorePlanItem[], archivePath: string): RestorePlanItem | undefined {
+  let best: RestorePlanItem | undefined;
+  for (const item of items) if (archivePathInside(item.archivePath, archivePath) && (!best || item.archivePath.length > best.archivePath.length)) best = item;
+  return best;
+}
+
+interface Extraction {
+  staged: StagedItem[];
+  databases: RestoredDatabase[];
+}
+
+/** The single pass: every entry verified (readArchive) and each restored asset's entries written into staging. */
+async function extractToStaging(plan: RestorePlan, manifest: BackupManifest, paths: StatePaths, stamp: string, runner: SqliteJobRunner, onProgress?: ProgressCallback): Promise<Extraction> {
+  const staged: StagedItem[] = [];
+  /** Where each plan item's content is staged: its own sibling dir, or inside its outer item's staged tree. */
+  const location = new Map<string, string>();
+  for (const item of plan.items) {
+    if (item.nestedIn) {
+      const outer = plan.items.find((o) => o.archivePath === item.nestedIn)!;
+      location.set(item.archivePath, path.join(location.get(outer.archivePath)!, path.relative(outer.destination, item.destination)));
+      continue;
+    }
+    const parent = path.dirname(item.destination);
+    ensurePrivateDir(parent);
+    const stagingRoot = fs.mkdtempSync(path.join(parent, `.${path.basename(item.destination)}.restore-${stamp}-`));
+    const stagedPath = item.type === "dir" ? stagingRoot : path.join(stagingRoot, path.basename(item.destination));
+    location.set(item.archivePath, stagedPath);
+    staged.push({ item, staged: stagedPath, stagingRoot });
+  }
+  const stagedPathOf = (archivePath: string): string | null => {
+    const item = ownerOf(plan.items, archivePath);
+    if (!item) return null;
+    const base = location.get(item.archivePath)!;
+    const rel = archivePath.slice(item.archivePath.length + 1);
+    return rel === "" ? base : path.join(base, ...rel.split("/"));
+  };
+  const stateItem = plan.items.find((i) => i.kind === "state");
+  const rewriteRegistry = stateItem ? { from: manifest.paths.stateDir, to: plan.target ? stateItem.destination : paths.stateDir } : undefined;
+
+  const pool = new FileWriterPool();
+  const createdDirs = new Set<string>(staged.map((s) => s.stagingRoot));
+  const ensureDir = (dir: string): void => {
+    if (createdDirs.has(dir)) return;
+    ensurePrivateDir(dir);
+    createdDirs.add(dir);
+  };
+  const databases: RestoredDatabase[] = [];
+  const dbWork: Array<Promise<void>> = [];
+  let failure: string | undefined;
+
+  const sink: ArchiveSink = {
+    directory: (archivePath) => {
+      const target = stagedPathOf(archivePath);
+      if (target) ensureDir(target);
+    },
+    file: async (listed, database) => {
+      if (failure) throw new ArchiveProblem(failure);
+      const target = stagedPathOf(listed.archivePath);
+      if (!target) return null;
+      ensureDir(path.dirname(target));
+      const writer = await pool.open(target, { mode: listed.mode & 0o100 ? 0o700 : 0o600, mtimeMs: listed.mtimeMs, sync: true });
+      if (!database) return writer;
+      return {
+        write: writer.write,
+        abort: writer.abort,
+        finish: async () => {
+          await writer.finish();
+          // Checked and made live-ready on the worker while the next entries stream in.
+          const work = writer.closed.then(async () => {
+            const checked = await checkDatabaseSnapshot(runner, target, database);
+            if (checked.problems.length > 0) {
+              failure ??= describeDatabaseProblem(checked);
+              return;
+            }
+            const done = await runner.run({
+              op: "finalize",
+              file: target,
+              options: { dropLeases: database.role === "global", rewriteRegistry: database.role === "global" ? rewriteRegistry : undefined },
+            });
+            const owner = ownerOf(plan.items, listed.archivePath)!;
+            const rel = listed.archivePath.slice(owner.archivePath.length + 1);
+            databases.push({
+              archivePath: listed.archivePath,
+              destination: rel === "" ? owner.destination : path.join(owner.destination, ...rel.split("/")),
+              role: database.role,
+              agentId: database.agentId,
+              leasesDropped: done.leasesDropped,
+            });
+          });
+          work.catch(() => undefined);
+          dbWork.push(work);
+        },
+      };
+    },
+  };
+
+  try {
+    await readArchive(plan.archivePath, sink, onProgress, "extract");
+    await pool.drain();
+    await Promise.all(dbWork);
+    if (failure) throw new ArchiveProblem(failure);
+    for (const link of manifest.symlinks) {
+      const target = stagedPathOf(link.archivePath);
+      if (!target) continue;
+      ensureDir(path.dirname(target));
+      fs.symlinkSync(link.target, target);
+    }
+    // New names in every staged directory must be durable before the trees are renamed into place.
+    for (const dir of createdDirs) fsyncDir(dir);
+    return { staged, databases };
+  } catch (error) {
+    await pool.drain().catch(() => undefined);
+    await Promise.allSettled(dbWork);
+    for (const s of staged) fs.rmSync(s.stagingRoot, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+function removeStaleSidecars(databases: readonly RestoredDatabase[]): string[] {
+  const removed: string[] = [];
+  for (const db of databases) {
+    for (const suffix of ["-wal", "-shm", "-journal"]) {
+      const side = `${db.destination}${suffix}`;
+      if (pathExists(side)) {
+        fs.rmSync(side, { force: true });
+        removed.push(side);
+      }
+    }
+  }
+  return removed;
+}
+
+export async function restoreBackup(options: RestoreBackupOptions): Promise<RestoreBackupResult> {
+  const { paths } = options;
+  const archivePath = path.resolve(options.archivePath);
+  let manifest: BackupManifest;
+  try {
+    manifest = await readArchiveManifest(archivePath);
+  } catch (error) {
+    if (error instanceof ArchiveProblem) throw refused(archivePath, error.message);
+    throw error;
+  }
+  const plan = planRestore(manifest, { paths, archivePath, target: options.target, includeWorkspace: options.includeWorkspace });
+  const result: RestoreBackupResult = {
+    status: "dry-run",
+    archivePath,
+    target: plan.target,
+    backupRunId: manifest.runId,
+    backupCreatedAt: manifest.createdAt,
+    plan: plan.items,
+    skipped: plan.skipped,
+    databases: [],
+    removedSidecars: [],
+    warnings: [],
+  };
+
+  if (options.dryRun) {
+    const check = await verifyBackup(archivePath, { onProgress: options.onProgress });
+    if (!check.ok) throw refused(archivePath, check.problem ?? "verification failed");
+    return result;
+  }
+  if (options.confirm && !(await options.confirm(plan))) return { ...result, status: "declined" };
+
+  if (!plan.target) await precheckLease(paths, Boolean(options.force));
+  // Two workers: database checks are the slowest part of a restore and run beside the inflate.
+  const runner = new SqliteJobRunner({ workers: 2 });
+  runner.warm();
+  const stamp = compactStamp();
+  const createdTarget = plan.target !== null && !pathExists(plan.target);
+  let lease: HeldLease | null = null;
+  try {
+    if (plan.target) ensurePrivateDir(plan.target);
+    let extraction: Extraction;
+    try {
+      extraction = await extractToStaging(plan, manifest, paths, stamp, runner, options.onProgress);
+    } catch (error) {
+      if (error instanceof ArchiveProblem) throw refused(archivePath, error.message);
+      if (error instanceof OpenclawStateError) throw error;
+      throw new OperationError("restore_failed", `Restore from ${archivePath} failed while extracting (${describeError(error)}); nothing was changed.`, { cause: error });
+    }
+    options.onProgress?.({ phase: "swap", bytesDone: 0 });
+    let done;
+    try {
+      lease = plan.target ? null : await takeLease(paths, Boolean(options.force), result.warnings);
+      done = swapIntoPlace(extraction.staged, stamp, options.failAfterSwaps);
+    } finally {
+      for (const s of extraction.staged) fs.rmSync(s.stagingRoot, { recursive: true, force: true });
+    }
+    const carried = carryKeptPaths(done);
+    result.warnings.push(...carried.warnings);
+    result.removedSidecars = removeStaleSidecars(extraction.databases);
+    result.databases = extraction.databases.sort((a, b) => a.archivePath.localeCompare(b.archivePath));
+    lease?.release();
+    for (const d of done) {
+      if (d.preRestore && !carried.keepPrevious.has(d.preRestore)) fs.rmSync(d.preRestore, { recursive: true, force: true });
+    }
+    result.status = "restored";
+    return result;
+  } catch (error) {
+    if (createdTarget && plan.target) fs.rmSync(plan.target, { recursive: true, force: true });
+    throw error;
+  } finally {
+    lease?.release();
+    await runner.close();
+  }
+}

@@ -1,0 +1,99 @@
+// Shared backup types: the archive manifest (schemaVersion 1), assets, skipped items and progress events.
+
+export const MANIFEST_SCHEMA_VERSION = 1;
+export const MANIFEST_FORMAT = "openclaw-state-backup";
+export const MANIFEST_NAME = "manifest.json";
+export const PAYLOAD_DIR = "payload";
+export const ARCHIVE_SUFFIX = ".tar.gz";
+/** Default archive names end with this, after an ISO time with ':' replaced by '-'. */
+export const DEFAULT_ARCHIVE_TAIL = "-openclaw-backup.tar.gz";
+
+export type AssetKind = "state" | "config" | "credentials" | "workspace";
+
+/** One top-level thing the archive holds: a directory tree or a single file. */
+export interface BackupAsset {
+  kind: AssetKind;
+  /** The path as configured (before symlink resolution). */
+  sourcePath: string;
+  /** Archive-relative path of the asset's root, e.g. `payload/state`. */
+  archivePath: string;
+  type: "dir" | "file";
+  /** Paths inside the asset (relative, '/'-separated) that were left out on purpose, e.g. a backups dir. */
+  excluded: string[];
+}
+
+export interface SkippedItem {
+  path: string;
+  reason: string;
+  kind?: AssetKind | "file" | "special" | "sidecar" | "symlink";
+}
+
+export interface ManifestFile {
+  /** Archive-relative path (under `payload/`), '/'-separated. */
+  archivePath: string;
+  size: number;
+  /** Hex sha256 of the archived bytes; null only in a dry-run manifest. */
+  sha256: string | null;
+  /** Permission bits as archived (0600, or 0700 for executables). */
+  mode: number;
+  mtimeMs: number;
+}
+
+export interface ManifestDirectory {
+  archivePath: string;
+}
+
+export interface ManifestSymlink {
+  archivePath: string;
+  /** The link text, recorded as-is and never followed. */
+  target: string;
+}
+
+export type DatabaseRole = "global" | "agent" | "other";
+
+export interface ManifestDatabase {
+  role: DatabaseRole;
+  agentId: string | null;
+  sourcePath: string;
+  archivePath: string;
+  /** PRAGMA user_version of the snapshot. */
+  schemaVersion: number;
+  pageCount: number;
+  pageSize: number;
+  rowCounts: Record<string, number>;
+  /** "ok" after integrity_check passed; "not-checked" in a dry-run. */
+  integrity: "ok" | "not-checked";
+  sizeBytes: number;
+  sha256: string | null;
+}
+
+export interface BackupManifest {
+  schemaVersion: typeof MANIFEST_SCHEMA_VERSION;
+  format: typeof MANIFEST_FORMAT;
+  runId: string;
+  createdAt: string;
+  archiveRoot: string;
+  tool: { name: string; version: string };
+  platform: { os: string; arch: string; release: string };
+  nodeVersion: string;
+  options: { onlyConfig: boolean; includeWorkspace: boolean; verify: boolean; dryRun: boolean };
+  paths: { homeDir: string; stateDir: string; configPath: string; credentialsDir: string; backupDir: string };
+  assets: BackupAsset[];
+  skipped: SkippedItem[];
+  directories: ManifestDirectory[];
+  files: ManifestFile[];
+  symlinks: ManifestSymlink[];
+  databases: ManifestDatabase[];
+  totals: { files: number; bytes: number; databases: number; directories: number; symlinks: number };
+}
+
+export type BackupPhase = "plan" | "snapshot" | "archive" | "finalize" | "verify" | "extract" | "swap";
+
+export interface BackupProgressEvent {
+  phase: BackupPhase;
+  bytesDone: number;
+  bytesTotal?: number;
+  path?: string;
+}
+
+export type ProgressCallback = (event: BackupProgressEvent) => void;

@@ -1,0 +1,110 @@
+// `backup verify`: one streaming pass over an archive plus integrity/row-count checks of every database snapshot.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { UsageError } from "../core/errors.js";
+import { SqliteJobRunner } from "../state/sqlite-jobs.js";
+import { checkDatabaseSnapshot, describeDatabaseProblem, type CheckedDatabase } from "./db-check.js";
+import { FileWriterPool } from "./file-writer.js";
+import { ArchiveProblem, readArchive, type ArchiveSink } from "./read-archive.js";
+import type { BackupManifest, ProgressCallback } from "./types.js";
+
+export interface VerifyBackupOptions {
+  /** Where database snapshots are unpacked one at a time for checking (default: the OS temp dir). */
+  tempDir?: string;
+  onProgress?: ProgressCallback;
+  /** Shared SQLite worker (createBackup passes its own); one is started and stopped otherwise. */
+  runner?: SqliteJobRunner;
+}
+
+export interface VerifyBackupResult {
+  ok: boolean;
+  archivePath: string;
+  sizeBytes: number;
+  /** Present once the manifest was read and validated. */
+  manifest?: BackupManifest;
+  /** The first problem found (also problems[0]). */
+  problem?: string;
+  problems: string[];
+  files: number;
+  bytes: number;
+  databases: CheckedDatabase[];
+}
+
+/** Database snapshots waiting for their check at once; bounds the temp space verify uses. */
+const MAX_PENDING_CHECKS = 2;
+
+export async function verifyBackup(archivePath: string, options: VerifyBackupOptions = {}): Promise<VerifyBackupResult> {
+  const file = path.resolve(archivePath);
+  let size = 0;
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile()) throw new UsageError(`${file} is not a file; pass the path of a .tar.gz archive.`, "not_a_file", { path: file });
+    size = st.size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    // readArchive raises the NotFoundError with the right message.
+  }
+  const result: VerifyBackupResult = { ok: false, archivePath: file, sizeBytes: size, problems: [], files: 0, bytes: 0, databases: [] };
+  const runner = options.runner ?? new SqliteJobRunner({ workers: 2 });
+  const tempRoot = fs.mkdtempSync(path.join(options.tempDir ?? os.tmpdir(), ".openclaw-verify-"));
+  const pool = new FileWriterPool();
+  const checks: Array<Promise<CheckedDatabase>> = [];
+  const inflight = new Set<Promise<unknown>>();
+  let failure: string | undefined;
+  let n = 0;
+
+  const sink: ArchiveSink = {
+    manifest: (m) => {
+      result.manifest = m;
+    },
+    file: async (listed, database) => {
+      if (failure) throw new ArchiveProblem(failure);
+      if (!database) return null;
+      while (inflight.size >= MAX_PENDING_CHECKS) await Promise.race(inflight);
+      if (failure) throw new ArchiveProblem(failure);
+      n += 1;
+      const dbFile = path.join(tempRoot, `db-${n}.sqlite`);
+      const writer = await pool.open(dbFile, { mode: 0o600, sync: false });
+      return {
+        write: writer.write,
+        abort: writer.abort,
+        finish: async () => {
+          await writer.finish();
+          const check = writer.closed
+            .then(() => checkDatabaseSnapshot(runner, dbFile, database))
+            .then((checked) => {
+              if (checked.problems.length > 0) failure ??= describeDatabaseProblem(checked);
+              return checked;
+            })
+            .finally(() => fs.promises.rm(dbFile, { force: true }));
+          checks.push(check);
+          const tracked = check.catch(() => undefined);
+          inflight.add(tracked);
+          void tracked.then(() => inflight.delete(tracked));
+        },
+      };
+    },
+  };
+
+  try {
+    const pass = await readArchive(file, sink, options.onProgress, "verify");
+    await pool.drain();
+    result.databases = await Promise.all(checks);
+    result.files = pass.files;
+    result.bytes = pass.bytes;
+    if (failure) throw new ArchiveProblem(failure);
+    result.ok = true;
+  } catch (error) {
+    if (!(error instanceof ArchiveProblem)) throw error;
+    result.problem = error.message;
+    result.problems = [error.message];
+    // Let started checks finish before their files are removed with the temp dir.
+    await Promise.allSettled(checks);
+  } finally {
+    await pool.drain().catch(() => undefined);
+    fs.rmSync(tempRoot, { recursive: true, force: true });
+    if (!options.runner) await runner.close();
+  }
+  return result;
+}

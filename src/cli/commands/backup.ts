@@ -1,0 +1,172 @@
+// `backup create|verify|restore|list|prune`: options → core backup functions → renderer.
+import type { Command } from "commander";
+import type { BackupProgressEvent } from "../../backup/types.js";
+import { ConsentRequiredError } from "../../core/errors.js";
+import { createCommandContext, type CliHost, type CommandContext } from "../context.js";
+
+export interface BackupCreateCommandOptions {
+  output?: string;
+  verify: boolean;
+  dryRun: boolean;
+  onlyConfig: boolean;
+  includeWorkspace: boolean;
+}
+
+export interface BackupRestoreCommandOptions {
+  dryRun: boolean;
+  yes: boolean;
+  target?: string;
+  force: boolean;
+  includeWorkspace: boolean;
+}
+
+export interface BackupPruneCommandOptions {
+  keep: number;
+  dir?: string;
+  dryRun: boolean;
+  yes: boolean;
+}
+
+const render = () => import("../render/backup-render.js");
+
+/** Runs `fn` with a spinner fed by progress events (a no-op off a TTY or under --json/--quiet). */
+async function withProgress<T>(ctx: CommandContext, text: string, fn: (onProgress: (e: BackupProgressEvent) => void) => Promise<T>): Promise<T> {
+  const { backupProgressText } = await render();
+  const progress = ctx.output.progress(text);
+  try {
+    return await fn((event) => progress.update(backupProgressText(event)));
+  } finally {
+    progress.stop();
+  }
+}
+
+function parseKeep(value: string): number {
+  return /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+}
+
+export function registerBackupCommand(program: Command, host: CliHost): void {
+  const backup = program
+    .command("backup")
+    .description("create, verify, restore, list and prune verified archives of the state")
+    .addHelpText("after", "\nDocs: docs/backup.md");
+
+  backup
+    .command("create")
+    .description("write a verified .tar.gz of the state dir (SQLite snapshots via VACUUM INTO), config, credentials and workspaces")
+    .option("--output <file|dir/>", "archive file, or a directory for the default name (default: <stateDir>-backups/)")
+    .option("--no-verify", "skip re-reading and verifying the finished archive")
+    .option("--dry-run", "plan and check everything, write nothing", false)
+    .option("--only-config", "back up only the config file", false)
+    .option("--no-include-workspace", "leave the agent workspaces out")
+    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup create\n  $ openclaw-state backup create --output /mnt/backups/ --json")
+    .action(async (opts: BackupCreateCommandOptions, command: Command) => {
+      const ctx = createCommandContext(command, host);
+      const [{ createBackup }, { renderBackupCreate }] = await Promise.all([import("../../backup/create-backup.js"), render()]);
+      const result = await withProgress(ctx, "Planning backup", (onProgress) =>
+        createBackup({
+          paths: ctx.paths,
+          output: opts.output,
+          verify: opts.verify,
+          dryRun: opts.dryRun,
+          onlyConfig: opts.onlyConfig,
+          includeWorkspace: opts.includeWorkspace,
+          onProgress,
+        }),
+      );
+      renderBackupCreate(ctx.output, result);
+      host.setExitCode(0);
+    });
+
+  backup
+    .command("verify")
+    .description("check an archive in one streaming pass: entries, sizes, sha256, database integrity and row counts")
+    .argument("<archive>", "the .tar.gz to check")
+    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup verify ~/.openclaw-backups/2025-01-02T03-04-05.678Z-openclaw-backup.tar.gz")
+    .action(async (archive: string, _opts: unknown, command: Command) => {
+      const ctx = createCommandContext(command, host);
+      const [{ verifyBackup }, { renderBackupVerify, verifyExitCode }] = await Promise.all([import("../../backup/verify-archive.js"), render()]);
+      const result = await withProgress(ctx, "Verifying", (onProgress) => verifyBackup(archive, { onProgress }));
+      renderBackupVerify(ctx.output, result);
+      host.setExitCode(verifyExitCode(result));
+    });
+
+  backup
+    .command("restore")
+    .description("verify an archive, then replace the state with it (asks on a terminal, needs --yes otherwise)")
+    .argument("<archive>", "the .tar.gz to restore")
+    .option("--dry-run", "verify and print what would be replaced or created", false)
+    .option("-y, --yes", "do not ask for confirmation", false)
+    .option("--target <dir>", "restore into this new or empty directory instead of the live paths")
+    .option("--force", "take the state lease even if another live process holds it", false)
+    .option("--no-include-workspace", "do not restore workspaces")
+    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup restore <archive> --dry-run\n  $ openclaw-state backup restore <archive> --yes\n  $ openclaw-state backup restore <archive> --target /tmp/inspect --yes")
+    .action(async (archive: string, opts: BackupRestoreCommandOptions, command: Command) => {
+      const ctx = createCommandContext(command, host);
+      const [{ restoreBackup }, { renderBackupRestore, renderRestorePlan }] = await Promise.all([import("../../backup/restore-backup.js"), render()]);
+      const result = await withProgress(ctx, "Reading archive", (onProgress) =>
+        restoreBackup({
+          paths: ctx.paths,
+          archivePath: archive,
+          dryRun: opts.dryRun,
+          target: opts.target,
+          force: opts.force,
+          includeWorkspace: opts.includeWorkspace,
+          onProgress,
+          confirm: async (plan) => {
+            if (opts.yes) return true;
+            if (!ctx.output.canPrompt) {
+              const replaced = plan.items.filter((i) => i.action === "replace").map((i) => i.destination);
+              throw new ConsentRequiredError(
+                `backup restore would ${replaced.length > 0 ? `replace ${replaced.join(", ")}` : `create ${plan.items.map((i) => i.destination).join(", ")}`} from ${plan.archivePath} and needs consent: re-run with --yes (nothing was changed).`,
+              );
+            }
+            renderRestorePlan(ctx.output, plan, `backup restore will (from ${plan.archivePath}):`);
+            return ctx.output.confirm("Restore now?");
+          },
+        }),
+      );
+      renderBackupRestore(ctx.output, result);
+      host.setExitCode(result.status === "declined" ? 1 : 0);
+    });
+
+  backup
+    .command("list")
+    .description("recorded backup runs and the archives in the backup directory (read-only)")
+    .option("--dir <dir>", "backup directory to scan (default: <stateDir>-backups)")
+    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup list\n  $ openclaw-state backup list --json")
+    .action(async (opts: { dir?: string }, command: Command) => {
+      const ctx = createCommandContext(command, host);
+      const [{ listBackups }, { renderBackupList }] = await Promise.all([import("../../backup/list-backups.js"), render()]);
+      renderBackupList(ctx.output, await listBackups({ paths: ctx.paths, dir: opts.dir }));
+      host.setExitCode(0);
+    });
+
+  backup
+    .command("prune")
+    .description("delete all but the N newest archives this tool wrote in the backup directory")
+    .requiredOption("--keep <n>", "how many of the newest archives to keep (at least 1)", parseKeep)
+    .option("--dir <dir>", "backup directory (default: <stateDir>-backups)")
+    .option("--dry-run", "print what would be deleted", false)
+    .option("-y, --yes", "do not ask for confirmation", false)
+    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup prune --keep 7 --dry-run\n  $ openclaw-state backup prune --keep 7 --yes")
+    .action(async (opts: BackupPruneCommandOptions, command: Command) => {
+      const ctx = createCommandContext(command, host);
+      const [{ pruneBackups }, { renderBackupPrune }] = await Promise.all([import("../../backup/prune-backups.js"), render()]);
+      const result = await pruneBackups({
+        paths: ctx.paths,
+        keep: opts.keep,
+        dir: opts.dir,
+        dryRun: opts.dryRun,
+        confirm: async (remove) => {
+          if (opts.yes) return true;
+          if (!ctx.output.canPrompt) {
+            throw new ConsentRequiredError(`backup prune would delete ${remove.length} archive(s) from ${remove[0] ? remove[0].archivePath.replace(/[\\/][^\\/]*$/, "") : "the backup directory"} and needs consent: re-run with --yes (nothing was deleted).`);
+          }
+          for (const r of remove) ctx.output.log(`  delete ${r.archivePath}`);
+          return ctx.output.confirm(`Delete these ${remove.length} archive(s)?`);
+        },
+      });
+      renderBackupPrune(ctx.output, result);
+      host.setExitCode(result.status === "declined" ? 1 : 0);
+    });
+}

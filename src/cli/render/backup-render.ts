@@ -1,0 +1,147 @@
+// Renders backup create/verify/restore/list/prune results as human text or the JSON envelope, plus progress text.
+import type { CreateBackupResult } from "../../backup/create-backup.js";
+import type { ListBackupsResult } from "../../backup/list-backups.js";
+import { summarizeManifest } from "../../backup/manifest.js";
+import type { PruneBackupsResult } from "../../backup/prune-backups.js";
+import type { RestoreBackupResult, RestorePlan } from "../../backup/restore-backup.js";
+import type { BackupManifest, BackupProgressEvent, SkippedItem } from "../../backup/types.js";
+import type { VerifyBackupResult } from "../../backup/verify-archive.js";
+import { jsonEnvelope } from "../context.js";
+import type { Output } from "../output.js";
+import { formatBytes, formatCount, formatTime } from "./format.js";
+
+const PHASE_LABEL: Record<BackupProgressEvent["phase"], string> = {
+  plan: "Planning",
+  snapshot: "Snapshotting",
+  archive: "Archiving",
+  finalize: "Finishing",
+  verify: "Verifying",
+  extract: "Extracting",
+  swap: "Swapping into place",
+};
+
+/** Spinner text for a progress event: phase, bytes done (of total) and the current path. */
+export function backupProgressText(event: BackupProgressEvent): string {
+  const bytes = event.bytesTotal ? `${formatBytes(event.bytesDone)} / ${formatBytes(event.bytesTotal)}` : event.bytesDone > 0 ? formatBytes(event.bytesDone) : "";
+  const where = event.path ? ` ${event.path.length > 60 ? `…${event.path.slice(-59)}` : event.path}` : "";
+  return `${PHASE_LABEL[event.phase]}${bytes ? ` ${bytes}` : ""}${where}`;
+}
+
+function databasesLine(manifest: BackupManifest): string {
+  const labels = manifest.databases.map((d) => (d.role === "agent" ? `agent ${d.agentId}` : d.role));
+  return `${manifest.databases.length} database(s)${labels.length ? ` (${labels.join(", ")})` : ""}, ${formatCount(manifest.totals.files)} file(s), ${formatBytes(manifest.totals.bytes)}`;
+}
+
+function renderSkipped(output: Output, skipped: readonly SkippedItem[]): void {
+  const s = output.style;
+  const assets = skipped.filter((k) => k.kind === "state" || k.kind === "config" || k.kind === "credentials" || k.kind === "workspace");
+  const others = skipped.filter((k) => !assets.includes(k));
+  for (const k of assets) output.log(s.dim(`  skipped ${k.kind} ${k.path}: ${k.reason}`));
+  if (output.verbose) for (const k of others) output.log(s.dim(`  skipped ${k.path}: ${k.reason}`));
+  else if (others.length > 0) output.log(s.dim(`  ${others.length} other path(s) skipped (live SQLite sidecars, special files…); --verbose lists them`));
+}
+
+function renderWarnings(output: Output, warnings: readonly string[]): void {
+  for (const w of warnings) output.warn(`${output.style.yellow("!")} ${w}`);
+}
+
+export function renderBackupCreate(output: Output, result: CreateBackupResult): void {
+  if (output.json) {
+    output.writeJson(jsonEnvelope("backup create", { ...result, manifest: summarizeManifest(result.manifest) }));
+    return;
+  }
+  const s = output.style;
+  const m = result.manifest;
+  if (result.status === "dry-run") output.log(s.bold(`Dry run: would write ${result.archivePath} (nothing was written)`));
+  else output.log(`${s.green("✓")} ${s.bold(`Backup written: ${result.archivePath}`)} (${formatBytes(result.sizeBytes)}${result.verified ? ", verified" : ", not verified"})`);
+  for (const a of m.assets) output.log(`  ${a.kind.padEnd(11)} ${a.sourcePath}${a.excluded.length ? s.dim(` (left out: ${a.excluded.join(", ")})`) : ""}`);
+  output.log(`  ${databasesLine(m)}`);
+  renderSkipped(output, m.skipped);
+  renderWarnings(output, result.warnings);
+}
+
+export function verifyExitCode(result: VerifyBackupResult): number {
+  return result.ok ? 0 : 1;
+}
+
+export function renderBackupVerify(output: Output, result: VerifyBackupResult): void {
+  if (output.json) {
+    const { manifest, ...rest } = result;
+    const doc = jsonEnvelope("backup verify", { ...rest, ...(manifest ? { manifest: summarizeManifest(manifest) } : {}) });
+    output.writeJson(result.ok ? doc : { ...doc, ok: false, error: { code: "archive_invalid", message: result.problem } });
+    return;
+  }
+  const s = output.style;
+  if (!result.ok) {
+    output.error(`${s.red("✗")} ${result.archivePath} failed verification: ${result.problem}`);
+    output.error("Do not restore from this archive; take a new backup with `openclaw-state backup create`.");
+    return;
+  }
+  output.log(`${s.green("✓")} ${s.bold(`${result.archivePath} verified`)} (${formatBytes(result.sizeBytes)})`);
+  if (result.manifest) output.log(`  created ${result.manifest.createdAt} by openclaw-state ${result.manifest.tool.version}; ${databasesLine(result.manifest)}`);
+  for (const d of result.databases) output.log(`  ${d.archivePath}: integrity ok, row counts match`);
+}
+
+export function renderRestorePlan(output: Output, plan: Pick<RestorePlan, "items" | "skipped">, heading: string): void {
+  const s = output.style;
+  output.log(s.bold(heading));
+  for (const item of plan.items) {
+    const verb = item.nestedIn ? `create (inside ${item.nestedIn})` : item.action === "replace" ? "replace" : "create";
+    output.log(`  ${verb.padEnd(8)} ${item.destination}  ${s.dim(`${item.kind}, ${formatCount(item.files)} file(s), ${formatBytes(item.bytes)}`)}`);
+  }
+  for (const k of plan.skipped) output.log(s.dim(`  skip     ${k.path}: ${k.reason}`));
+}
+
+export function renderBackupRestore(output: Output, result: RestoreBackupResult): void {
+  if (output.json) {
+    output.writeJson(jsonEnvelope("backup restore", result));
+    return;
+  }
+  const s = output.style;
+  if (result.status === "dry-run") {
+    renderRestorePlan(output, { items: result.plan, skipped: result.skipped }, `Dry run: ${result.archivePath} verified; restore would (nothing was changed):`);
+    output.log(s.dim("Re-run without --dry-run and with --yes to restore."));
+    return;
+  }
+  if (result.status === "declined") {
+    output.log("Nothing was restored (declined).");
+    return;
+  }
+  output.log(`${s.green("✓")} ${s.bold(`Restored ${result.archivePath}`)} (backup of ${result.backupCreatedAt})`);
+  for (const item of result.plan) output.log(`  ${item.nestedIn ? "created" : item.action === "replace" ? "replaced" : "created"} ${item.destination}`);
+  for (const d of result.databases) {
+    output.log(s.dim(`  ${d.role === "agent" ? `agent ${d.agentId}` : d.role} database ${d.destination}${d.leasesDropped ? ` (${d.leasesDropped} lease row(s) dropped)` : ""}`));
+  }
+  for (const k of result.skipped) output.log(s.dim(`  skipped ${k.path}: ${k.reason}`));
+  if (result.removedSidecars.length > 0) output.log(s.dim(`  removed ${result.removedSidecars.length} stale -wal/-shm file(s)`));
+  renderWarnings(output, result.warnings);
+}
+
+export function renderBackupList(output: Output, result: ListBackupsResult): void {
+  if (output.json) {
+    output.writeJson(jsonEnvelope("backup list", result));
+    return;
+  }
+  const s = output.style;
+  output.log(s.bold(`Backups (directory ${result.backupDir}${result.runsRead ? "" : "; no global database, so no recorded runs"}):`));
+  if (result.backups.length === 0) output.log("  none");
+  for (const b of result.backups) {
+    const flags = [b.exists ? "" : "missing", b.manifestOk === false ? "not readable" : ""].filter(Boolean).join(", ");
+    output.log(`  ${formatTime(b.createdAt)}  ${b.status.padEnd(10)} ${formatBytes(b.sizeBytes).padStart(10)}  ${b.archivePath}${flags ? s.yellow(` (${flags})`) : ""}`);
+  }
+  renderWarnings(output, result.warnings);
+}
+
+export function renderBackupPrune(output: Output, result: PruneBackupsResult): void {
+  if (output.json) {
+    output.writeJson(jsonEnvelope("backup prune", result));
+    return;
+  }
+  const s = output.style;
+  const verb = result.status === "pruned" ? "removed" : result.status === "dry-run" ? "would remove" : "not removed (declined)";
+  const list = result.status === "declined" ? [] : result.removed;
+  output.log(s.bold(`${result.backupDir}: keeping ${result.kept.length} newest archive(s), ${verb} ${result.status === "declined" ? "" : list.length}`.trimEnd()));
+  for (const r of list) output.log(`  ${verb} ${r.archivePath} (${formatTime(r.createdAt)}, ${formatBytes(r.sizeBytes)})`);
+  for (const i of result.ignored) output.log(s.dim(`  left alone ${i.path}: ${i.reason}`));
+  renderWarnings(output, result.warnings);
+}

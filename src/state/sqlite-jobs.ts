@@ -1,0 +1,125 @@
+// Runs backup SQLite jobs (snapshot, describe, finalize) on a worker thread, so checks overlap with streaming.
+//
+// The worker is the compiled sqlite-worker.js next to this file; when it is absent (tests running the
+// TypeScript sources) the same functions run inline on the calling thread, with identical results.
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { BUSY_TIMEOUT_MS } from "./busy-timeout.js";
+import { runSqliteJob, type SqliteJob, type SqliteJobResult } from "./sqlite-snapshot.js";
+
+export type { SqliteJob, SqliteJobResult } from "./sqlite-snapshot.js";
+
+interface WorkerReply {
+  id: number;
+  ok: boolean;
+  result?: unknown;
+  message?: string;
+}
+
+export class SqliteJobError extends Error {}
+
+const WORKER_URL = new URL("./sqlite-worker.js", import.meta.url);
+
+interface PoolWorker {
+  worker: Worker;
+  busy: number;
+}
+
+/**
+ * Up to `workers` lazily started worker threads; a job goes to the least busy one. Jobs that depend on
+ * each other must be awaited in turn by the caller. Always `close()` the runner (a finally block).
+ */
+export class SqliteJobRunner {
+  private readonly workers: PoolWorker[] = [];
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; owner: PoolWorker }>();
+  private nextId = 1;
+  private readonly useWorker: boolean;
+  private readonly size: number;
+  private inlineChain: Promise<unknown> = Promise.resolve();
+  private readonly inflight = new Set<Promise<void>>();
+
+  constructor(options: { worker?: boolean; workers?: number } = {}) {
+    this.useWorker = options.worker !== false && fs.existsSync(fileURLToPath(WORKER_URL));
+    this.size = Math.max(1, options.workers ?? 1);
+  }
+
+  /** Starts a worker now, so its start-up overlaps with the caller's planning. */
+  warm(): void {
+    if (this.useWorker && this.workers.length === 0) this.spawn();
+  }
+
+  run<J extends SqliteJob>(job: J): Promise<SqliteJobResult<J>> {
+    if (!this.useWorker) {
+      // Chained so inline jobs run one at a time, like a single worker; setImmediate lets streams breathe.
+      const next = this.inlineChain.then(
+        () => new Promise((resolve, reject) => setImmediate(() => {
+          try {
+            resolve(runSqliteJob(job, BUSY_TIMEOUT_MS));
+          } catch (error) {
+            reject(new SqliteJobError((error as Error).message));
+          }
+        })),
+      );
+      this.inlineChain = next.catch(() => undefined);
+      return next as Promise<SqliteJobResult<J>>;
+    }
+    const owner = this.pick();
+    const id = this.nextId++;
+    owner.busy += 1;
+    const promise = new Promise<SqliteJobResult<J>>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, owner });
+      owner.worker.postMessage({ id, job, busyTimeoutMs: BUSY_TIMEOUT_MS });
+    });
+    const settled = promise.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inflight.add(settled);
+    void settled.then(() => this.inflight.delete(settled));
+    return promise;
+  }
+
+  private pick(): PoolWorker {
+    const idle = this.workers.find((w) => w.busy === 0);
+    if (idle) return idle;
+    if (this.workers.length < this.size) return this.spawn();
+    return this.workers.reduce((a, b) => (b.busy < a.busy ? b : a));
+  }
+
+  private spawn(): PoolWorker {
+    // --input-type (a host started with `node --input-type=module -e`) makes a file-based worker fail to start.
+    const worker = new Worker(WORKER_URL, { execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")) });
+    worker.unref();
+    const entry: PoolWorker = { worker, busy: 0 };
+    worker.on("message", (reply: WorkerReply) => {
+      const waiter = this.pending.get(reply.id);
+      if (!waiter) return;
+      this.pending.delete(reply.id);
+      entry.busy -= 1;
+      if (reply.ok) waiter.resolve(reply.result ?? null);
+      else waiter.reject(new SqliteJobError(reply.message ?? "SQLite job failed"));
+    });
+    const failAll = (error: Error): void => {
+      for (const [id, waiter] of this.pending) {
+        if (waiter.owner !== entry) continue;
+        this.pending.delete(id);
+        waiter.reject(error);
+      }
+      const index = this.workers.indexOf(entry);
+      if (index >= 0) this.workers.splice(index, 1);
+    };
+    worker.on("error", (error) => failAll(new SqliteJobError(error.message)));
+    worker.on("exit", (code) => failAll(new SqliteJobError(`SQLite worker exited with code ${code}`)));
+    this.workers.push(entry);
+    return entry;
+  }
+
+  /** Waits for submitted jobs (a VACUUM INTO is never cut off mid-way), then stops the workers. */
+  async close(): Promise<void> {
+    await this.inlineChain;
+    await Promise.all([...this.inflight]);
+    const workers = this.workers.splice(0);
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+  }
+}
