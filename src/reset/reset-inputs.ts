@@ -3,7 +3,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { describeError } from "../core/errors.js";
 import { describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
-import { expandUserPath, isWorkspaceDirName, type StatePaths } from "../state/paths.js";
+import { readConfiguredWorkspaces } from "../backup/config-workspaces.js";
+import { isWorkspaceDirName, type StatePaths } from "../state/paths.js";
 import { listRegisteredAgents, openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import type { RegisteredAgentDb } from "./plan-reset.js";
 
@@ -13,32 +14,6 @@ export interface ResetInputs {
   /** Live maintenance/gateway lease holders, described (read from the DB as it is now). */
   liveHolders: string[];
   warnings: string[];
-}
-
-/** Config bigger than this is not read for workspace hints (a config file is a few KiB). */
-const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
-
-/** `agents.defaults.workspace` and `agents.list[].workspace` from a plain-JSON config; anything else is ignored. */
-function configWorkspaces(paths: StatePaths): string[] {
-  let raw: string;
-  try {
-    const st = fs.statSync(paths.configPath);
-    if (!st.isFile() || st.size > MAX_CONFIG_BYTES) return [];
-    raw = fs.readFileSync(paths.configPath, "utf8");
-  } catch {
-    return [];
-  }
-  let config: unknown;
-  try {
-    config = JSON.parse(raw);
-  } catch {
-    // JSON5 configs only lose the workspace hints: they are informational for reset.
-    return [];
-  }
-  const agents = (config as { agents?: { defaults?: { workspace?: unknown }; list?: unknown } } | null)?.agents;
-  const found: unknown[] = [agents?.defaults?.workspace];
-  if (Array.isArray(agents?.list)) for (const entry of agents.list) found.push((entry as { workspace?: unknown } | null)?.workspace);
-  return found.filter((w): w is string => typeof w === "string" && w.trim() !== "").map((w) => expandUserPath(w.trim(), paths.homeDir));
 }
 
 function defaultWorkspaces(paths: StatePaths): string[] {
@@ -66,7 +41,9 @@ function fromDatabase(global: GlobalDatabase, inputs: ResetInputs): void {
  * exists (leaving the tree byte-for-byte as it was) and degrades to the file tree alone if it cannot.
  */
 export function readResetInputs(paths: StatePaths, global?: GlobalDatabase): ResetInputs {
-  const inputs: ResetInputs = { registry: [], workspaces: [...defaultWorkspaces(paths), ...configWorkspaces(paths)], liveHolders: [], warnings: [] };
+  // Config workspaces only inform the kept list and entry kinds, so an unreadable config just means fewer hints.
+  const configured = readConfiguredWorkspaces(paths).workspaces.map((w) => w.path);
+  const inputs: ResetInputs = { registry: [], workspaces: [...defaultWorkspaces(paths), ...configured], liveHolders: [], warnings: [] };
   if (global) {
     fromDatabase(global, inputs);
   } else if (fs.existsSync(paths.globalDbPath)) {

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
+import { verifyBackup } from "../../src/backup/verify-archive.js";
 import { pathExists } from "../../src/state/private-fs.js";
 import { GATEWAY_SCOPE, MAINTENANCE_SCOPE } from "../../src/state/lease.js";
 import { resolveStatePaths } from "../../src/state/paths.js";
@@ -265,6 +266,43 @@ describe("unsafe locations", () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("home directory");
     expect(fs.existsSync(root)).toBe(true);
+  });
+});
+
+describe("reset --backup", () => {
+  it("writes a verified backup before removing anything, prints its path, and the archive verifies", async () => {
+    const s = seedResetState();
+    const run = await runInProcess(["reset", "--scope", "full", "--backup", "--yes", "--json"], s.env);
+    expect(run.code, run.stderr).toBe(0);
+    const doc = JSON.parse(run.stdout);
+    expect(doc.backupPath).toMatch(/openclaw-backup\.tar\.gz$/);
+    expect(path.dirname(doc.backupPath)).toBe(s.paths.backupDir);
+    expect(pathExists(s.stateDir)).toBe(false);
+    const check = await verifyBackup(doc.backupPath);
+    expect(check.ok, check.problem).toBe(true);
+    // The archive holds the databases that were removed.
+    expect(check.databases.map((d) => d.role).sort()).toEqual(["agent", "agent", "global"]);
+    expect(pathExists(s.backupFile)).toBe(true);
+  });
+
+  it("keeps the new archive when the backup dir is inside the state dir and the scope is full", async () => {
+    const s = seedResetState({ backupInside: true });
+    const run = await runInProcess(["reset", "--scope", "full", "--backup", "--yes"], s.env);
+    expect(run.code, run.stderr).toBe(0);
+    const written = /Backup written: (\S+) \(verified\)/.exec(run.stdout)?.[1];
+    expect(written).toBeDefined();
+    expect(run.stdout.indexOf("Backup written:")).toBeLessThan(run.stdout.indexOf("removed "));
+    expect(fs.readdirSync(s.stateDir)).toEqual(["backups"]);
+    expect((await verifyBackup(written!)).ok).toBe(true);
+  });
+
+  it("interactive: accepting the backup offer writes one before removing", async () => {
+    const s = seedResetState();
+    const run = await runInProcess(["reset"], s.env, ["config+creds+sessions", true, true]);
+    expect(run.code, run.stderr).toBe(0);
+    const written = /Backup written: (\S+) \(verified\)/.exec(run.stdout)?.[1];
+    expect(written && (await verifyBackup(written)).ok).toBe(true);
+    expect(pathExists(s.mainDb)).toBe(false);
   });
 });
 
