@@ -3,7 +3,7 @@
 //
 // Builds a state dir with BENCH_BACKUP_MB (default 256) MiB of SQLite data across a global DB and
 // BENCH_BACKUP_AGENTS (default 4) agent DBs, then times each side in the same run and prints the ratios
-// and the tool's peak RSS. For the issue's ≥ 1 GB figure: BENCH_BACKUP_MB=1024 npm run bench:backup.
+// and the tool's peak RSS. BENCH_ROUNDS (default 3) alternating rounds, medians reported. For the issue's ≥ 1 GB figure: BENCH_BACKUP_MB=1024 npm run bench:backup.
 // Needs `npm run build`, the sqlite3 shell and GNU tar.
 import { spawnSync } from "node:child_process";
 import crypto from "node:crypto";
@@ -12,10 +12,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { openAgentDatabase, openGlobalDatabase } from "../dist/state/state-databases.js";
 import { resolveStatePaths } from "../dist/state/paths.js";
+import { recordResult } from "./bench-results.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const sizeMb = Number(process.env.BENCH_BACKUP_MB ?? 256);
 const agents = Number(process.env.BENCH_BACKUP_AGENTS ?? 4);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const work = path.join(process.env.BENCH_TMP ?? path.join(root, ".bench-tmp"), `backup-${process.pid}`);
 const home = path.join(work, "home");
 const stateDir = path.join(home, ".openclaw");
@@ -102,16 +104,20 @@ function mb(bytes) {
   return `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 }
 
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
 function main() {
   fs.rmSync(work, { recursive: true, force: true });
   console.log(`Building ${sizeMb} MiB of SQLite data (global + ${agents} agent DBs) in ${stateDir} ...`);
   const t0 = Date.now();
   buildState();
   const dataBytes = dirBytes(stateDir);
-  console.log(`  ${mb(dataBytes)} on disk, built in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  console.log(`  ${mb(dataBytes)} on disk, built in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${rounds} alternating rounds, medians\n`);
 
-  // Baseline create: sqlite3 VACUUM INTO per DB into a staged copy of the tree, then GNU tar czf of it.
-  const staged = path.join(work, "staged");
   const dbs = [];
   const others = [];
   for (const e of fs.readdirSync(stateDir, { withFileTypes: true, recursive: true })) {
@@ -119,47 +125,92 @@ function main() {
     const abs = path.join(e.parentPath ?? e.path, e.name);
     (/\.sqlite$/.test(e.name) ? dbs : /-(wal|shm)$/.test(e.name) ? [] : others).push(abs);
   }
-  let baseCreate = 0;
-  for (const db of dbs) {
-    const dest = path.join(staged, path.relative(stateDir, db));
-    fs.mkdirSync(path.dirname(dest), { recursive: true });
-    baseCreate += timed("sqlite3", [db, `VACUUM INTO '${dest.replace(/'/g, "''")}'`]).seconds;
-  }
-  for (const f of others) {
-    const dest = path.join(staged, path.relative(stateDir, f));
-    fs.mkdirSync(path.dirname(dest), { recursive: true });
-    fs.copyFileSync(f, dest);
-  }
-  const baseArchive = path.join(work, "baseline.tar.gz");
-  baseCreate += timed("tar", ["czf", baseArchive, "-C", staged, "."]).seconds;
+  // Baseline create: sqlite3 VACUUM INTO per DB into a staged copy of the tree, then GNU tar czf of it.
+  const baselineCreate = (round) => {
+    const staged = path.join(work, `staged-${round}`);
+    const archive = path.join(work, `baseline-${round}.tar.gz`);
+    let seconds = 0;
+    for (const db of dbs) {
+      const dest = path.join(staged, path.relative(stateDir, db));
+      fs.mkdirSync(path.dirname(dest), { recursive: true });
+      seconds += timed("sqlite3", [db, `VACUUM INTO '${dest.replace(/'/g, "''")}'`]).seconds;
+    }
+    for (const f of others) {
+      const dest = path.join(staged, path.relative(stateDir, f));
+      fs.mkdirSync(path.dirname(dest), { recursive: true });
+      fs.copyFileSync(f, dest);
+    }
+    seconds += timed("tar", ["czf", archive, "-C", staged, "."]).seconds;
+    const size = fs.statSync(archive).size;
+    fs.rmSync(staged, { recursive: true, force: true });
+    fs.rmSync(archive, { force: true });
+    return { seconds, size };
+  };
 
-  // Ours: backup create --no-verify.
-  const ours = path.join(work, "out", "ours.tar.gz");
-  const created = tool(["backup", "create", "--no-verify", "--output", ours, "--json"]);
-  const createdDoc = JSON.parse(created.stdout);
+  // Create: alternate ours (`backup create --no-verify`) and the baseline, so drift and cache warmth hit both.
+  const oursCreate = [];
+  const baseCreate = [];
+  let ours;
+  let oursSize = 0;
+  let baseSize = 0;
+  for (let round = 0; round < rounds; round += 1) {
+    const runOurs = () => {
+      const file = path.join(work, "out", `ours-${round}.tar.gz`);
+      const r = tool(["backup", "create", "--no-verify", "--output", file, "--json"]);
+      oursSize = JSON.parse(r.stdout).sizeBytes;
+      if (ours) fs.rmSync(file, { force: true });
+      else ours = file;
+      oursCreate.push(r);
+    };
+    const runBase = () => {
+      const r = baselineCreate(round);
+      baseSize = r.size;
+      baseCreate.push(r.seconds);
+    };
+    if (round % 2 === 0) (runOurs(), runBase());
+    else (runBase(), runOurs());
+  }
 
   // Restore: tar xzf of our archive into an empty dir vs backup restore (into a fresh --target, then in place).
-  const xdir = path.join(work, "tar-x");
-  fs.mkdirSync(xdir);
-  const baseRestore = timed("tar", ["xzf", ours, "-C", xdir]).seconds;
-  const target = path.join(work, "restored");
-  const restoredTarget = tool(["backup", "restore", ours, "--yes", "--target", target]);
-  const restoredInPlace = tool(["backup", "restore", ours, "--yes"]);
+  const baseRestore = [];
+  const oursTarget = [];
+  const oursInPlace = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const runBase = () => {
+      const xdir = path.join(work, `tar-x-${round}`);
+      fs.mkdirSync(xdir);
+      baseRestore.push(timed("tar", ["xzf", ours, "-C", xdir]).seconds);
+      fs.rmSync(xdir, { recursive: true, force: true });
+    };
+    const runOurs = () => {
+      const target = path.join(work, `restored-${round}`);
+      oursTarget.push(tool(["backup", "restore", ours, "--yes", "--target", target]));
+      fs.rmSync(target, { recursive: true, force: true });
+      oursInPlace.push(tool(["backup", "restore", ours, "--yes"]));
+      // In-place restores keep the previous copy as a sibling; drop it so rounds do not pile up data.
+      for (const n of fs.readdirSync(home)) if (n.includes(".pre-restore-")) fs.rmSync(path.join(home, n), { recursive: true, force: true });
+    };
+    if (round % 2 === 0) (runOurs(), runBase());
+    else (runBase(), runOurs());
+  }
 
+  const med = (runs) => median(runs.map((r) => r.seconds));
+  const peak = (runs) => Math.max(...runs.map((r) => r.rss));
   const rows = [
-    ["backup create --no-verify", created.seconds, baseCreate, created.rss],
-    ["backup restore --target (fresh dir)", restoredTarget.seconds, baseRestore, restoredTarget.rss],
-    ["backup restore (in place)", restoredInPlace.seconds, baseRestore, restoredInPlace.rss],
+    ["backup create --no-verify", med(oursCreate), median(baseCreate), peak(oursCreate)],
+    ["backup restore --target (fresh dir)", med(oursTarget), median(baseRestore), peak(oursTarget)],
+    ["backup restore (in place)", med(oursInPlace), median(baseRestore), peak(oursInPlace)],
   ];
   const rssLimit = 200 * 1024 * 1024;
   let failed = false;
-  console.log(`archive: ours ${mb(createdDoc.sizeBytes)}, baseline ${mb(fs.statSync(baseArchive).size)}; data ${mb(dataBytes)}\n`);
+  console.log(`archive: ours ${mb(oursSize)}, baseline ${mb(baseSize)}; data ${mb(dataBytes)}\n`);
   console.log(["measure".padEnd(38), "ours s".padStart(8), "base s".padStart(8), "ratio".padStart(7), "target".padStart(7), "result".padStart(7), "peak RSS".padStart(10)].join(" "));
   for (const [name, o, b, rss] of rows) {
     const ratio = o / b;
     const pass = ratio <= 1.3 && rss < rssLimit;
     if (!pass) failed = true;
     console.log([name.padEnd(38), o.toFixed(2).padStart(8), b.toFixed(2).padStart(8), `${ratio.toFixed(2)}x`.padStart(7), "<=1.3x".padStart(7), (pass ? "pass" : "FAIL").padStart(7), mb(rss).padStart(10)].join(" "));
+    recordResult("backup", { measure: `${name} (${mb(dataBytes)})`, ours: `${o.toFixed(2)} s`, baseline: `${b.toFixed(2)} s`, ratio, target: "≤ 1.30×; RSS < 200 MB", pass, peakRssMb: rss / 1024 / 1024 });
   }
   console.log(`\nbaseline create = sqlite3 VACUUM INTO per DB (${dbs.length}) + GNU tar czf of the staged tree; baseline restore = GNU tar xzf of the same archive.`);
   console.log(`peak RSS target < ${mb(rssLimit)} (child process maxRSS, worker thread included).`);

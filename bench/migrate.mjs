@@ -9,6 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { recordResult } from "./bench-results.mjs";
 import { generateLegacyCorpus } from "./legacy-corpus.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -175,6 +176,10 @@ async function main() {
     console.log(line(header));
     console.log(widths.map((w) => "-".repeat(w)).join("  "));
     for (const r of rows) console.log(line(r));
+    for (const r of rows) {
+      const rssMb = /^(\d+) MB/.exec(r[6])?.[1];
+      recordResult("migrate", { measure: r[0], ours: r[1], baseline: r[2], ratio: r[3] === "-" ? null : Number(r[3]), target: r[4], pass: r[5] === "pass" ? true : r[5] === "FAIL" ? false : null, peakRssMb: rssMb ? Number(rssMb) : null });
+    }
     if (rows.some((r) => r[5] === "FAIL")) process.exitCode = 1;
   } finally {
     fs.rmSync(work, { recursive: true, force: true });

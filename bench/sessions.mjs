@@ -12,6 +12,7 @@ import { resolveStatePaths } from "../dist/state/paths.js";
 import { openAgentDatabase } from "../dist/state/state-databases.js";
 import { openSessionList } from "../dist/sessions/list-sessions.js";
 import { agentSessionStats } from "../dist/sessions/session-stats.js";
+import { recordResult } from "./bench-results.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const bin = path.join(root, "bin", "openclaw-state.js");
@@ -165,6 +166,7 @@ function inProcess(paths, fn, rounds) {
 const rows = [];
 function row(measure, ours, baseline, ratio, target, pass, rss) {
   rows.push({ measure, ours, baseline, ratio, target, pass, rss });
+  recordResult("sessions", { measure, ours, baseline, ratio, target, pass, peakRssMb: rss });
 }
 const ms = (v) => `${v.toFixed(1)} ms`;
 

@@ -12,7 +12,7 @@ import {
 import { DatabaseError, NotFoundError, SchemaVersionError, describeError } from "../core/errors.js";
 import { toolVersion } from "../core/version.js";
 import { AGENT_SCHEMA_SQL, GLOBAL_SCHEMA_SQL, SCHEMA_VERSION } from "./generated/ddl.js";
-import { BUSY_TIMEOUT_MS } from "./busy-timeout.js";
+import { defaultBusyTimeoutMs } from "./busy-timeout.js";
 import { ensurePrivateDir, ensurePrivateFile } from "./private-fs.js";
 import path from "node:path";
 
@@ -237,7 +237,7 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
   }
   try {
     // busy_timeout first: every later statement, pragmas included, is then protected against SQLITE_BUSY.
-    handle.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
+    handle.pragma(`busy_timeout = ${options.busyTimeoutMs ?? defaultBusyTimeoutMs()}`);
     const version = handle.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) {
       throw new SchemaVersionError(

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { BUSY_TIMEOUT_MS } from "./busy-timeout.js";
+import { defaultBusyTimeoutMs } from "./busy-timeout.js";
 import { runSqliteJob, type SqliteJob, type SqliteJobResult } from "./sqlite-snapshot.js";
 
 export type { SqliteJob, SqliteJobResult } from "./sqlite-snapshot.js";
@@ -55,7 +55,7 @@ export class SqliteJobRunner {
       const next = this.inlineChain.then(
         () => new Promise((resolve, reject) => setImmediate(() => {
           try {
-            resolve(runSqliteJob(job, BUSY_TIMEOUT_MS));
+            resolve(runSqliteJob(job, defaultBusyTimeoutMs()));
           } catch (error) {
             reject(new SqliteJobError((error as Error).message));
           }
@@ -69,7 +69,7 @@ export class SqliteJobRunner {
     owner.busy += 1;
     const promise = new Promise<SqliteJobResult<J>>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, owner });
-      owner.worker.postMessage({ id, job, busyTimeoutMs: BUSY_TIMEOUT_MS });
+      owner.worker.postMessage({ id, job, busyTimeoutMs: defaultBusyTimeoutMs() });
     });
     const settled = promise.then(
       () => undefined,

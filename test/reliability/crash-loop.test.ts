@@ -1,0 +1,62 @@
+// Crash loop (SPEC §11): 20 SIGKILLs at random moments of `doctor --fix`, re-runs after each; the result equals an uninterrupted run.
+import { describe, expect, it } from "vitest";
+import { prng } from "../../bench/legacy-corpus.mjs";
+import { resolveStatePaths } from "../../src/state/paths.js";
+import { assertNothingRetiredWithoutRows, leftInPlace, legacyCorpusState, retiredNames, runAndKill } from "../helpers/crash.js";
+import { dumpState } from "../helpers/migration.js";
+import { runBin } from "../helpers/temp-state.js";
+
+const AGENTS = ["main", "ops", "support"];
+// 3 agents × 100 sessions + 3 indexes + truncated/corrupt extras: a few hundred sources.
+const CORPUS = { agents: AGENTS, sessionsPerAgent: 100, linesPerSession: 25, meanLineBytes: 400, seed: 11, extras: ["truncated", "corrupt"] as Array<"truncated" | "corrupt">, mtime: Date.UTC(2026, 0, 3) };
+const ARGS = ["doctor", "--fix", "--yes", "--no-backup", "--json"];
+const KILLS = Number(process.env.RELIABILITY_KILLS ?? 20);
+
+describe("crash loop: doctor --fix", () => {
+  it(`${KILLS} SIGKILLs at random moments, each followed by a re-run: same tables, nothing retired without its rows, the ledger converges`, async () => {
+    const reference = legacyCorpusState(CORPUS);
+    const t0 = Date.now();
+    const ref = await runBin(ARGS, reference.env);
+    const fullMs = Date.now() - t0;
+    expect(ref.code, ref.stderr).toBe(0);
+    const expected = dumpState(resolveStatePaths({ env: reference.env }));
+    expect(expected["agents/main"]?.transcript_events?.length).toBeGreaterThan(1000);
+
+    const seed = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
+    const rand = prng(seed);
+    const log: string[] = [];
+    let kills = 0;
+    let corpora = 0;
+    // A run that finishes before its kill leaves nothing to interrupt: check it, then start over on a fresh corpus.
+    while (kills < KILLS && corpora < 8) {
+      corpora += 1;
+      const crashed = legacyCorpusState(CORPUS);
+      for (let attempt = 0; attempt < KILLS * 2 && kills < KILLS; attempt += 1) {
+        const ms = Math.floor(120 + rand() * fullMs * 0.8);
+        const outcome = await runAndKill(ARGS, crashed.env, ms);
+        log.push(`corpus ${corpora}: ${outcome} at ${ms} ms`);
+        assertNothingRetiredWithoutRows(crashed.stateDir);
+        if (outcome !== "killed") {
+          expect(outcome, log.join("; ")).toBe(0);
+          break;
+        }
+        kills += 1;
+      }
+      const context = `seed ${seed}: ${log.join("; ")}`;
+      const final = await runBin(ARGS, crashed.env);
+      expect(final.code, `${context}: ${final.stderr}`).toBe(0);
+      const paths = resolveStatePaths({ env: crashed.env });
+      expect(dumpState(paths), context).toEqual(expected);
+      expect(assertNothingRetiredWithoutRows(crashed.stateDir)).toBe(assertNothingRetiredWithoutRows(reference.stateDir));
+      expect(retiredNames(crashed.stateDir)).toEqual(retiredNames(reference.stateDir));
+      expect(leftInPlace(crashed.stateDir, AGENTS)).toEqual(leftInPlace(reference.stateDir, AGENTS));
+      // Converged: one more run imports nothing and changes no table.
+      const again = await runBin(ARGS, crashed.env);
+      expect(again.code, again.stderr).toBe(0);
+      const run = JSON.parse(again.stdout).migration?.run as { totals?: { imported?: number } } | undefined;
+      expect(run?.totals?.imported ?? 0, context).toBe(0);
+      expect(dumpState(paths), context).toEqual(expected);
+    }
+    expect(kills, log.join("; ")).toBe(KILLS);
+  }, 240_000);
+});
