@@ -13,6 +13,7 @@ import type { BackupAsset, BackupManifest, BackupProgressEvent, ManifestDatabase
 import { verifyBackup } from "./verify-archive.js";
 import { walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
 import { writeArchive } from "./write-archive.js";
+import { pidAlive } from "../state/pid-alive.js";
 
 export type { BackupProgressEvent } from "./types.js";
 
@@ -129,7 +130,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   let published = false;
   try {
     ensurePrivateDir(output.dir);
-    stagingDir = fs.mkdtempSync(path.join(output.dir, ".openclaw-backup-staging-"));
+    sweepStaleStaging(output.dir);
+    stagingDir = fs.mkdtempSync(path.join(output.dir, `${STAGING_PREFIX}${process.pid}-`));
     const walk = walkAssets(plan.assets, { exclude: [stagingDir] });
     warnings.push(...walk.warnings);
     const written = await writeArchive({
@@ -169,5 +171,29 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   } finally {
     await runner.close();
     if (stagingDir) fs.rmSync(stagingDir, { recursive: true, force: true });
+  }
+}
+
+const STAGING_PREFIX = ".openclaw-backup-staging-";
+
+/**
+ * Removes staging dirs (snapshots, partial archives) left in `dir` by killed runs on this host: the name carries the
+ * creator's pid, and only dirs whose process is gone are removed. Best effort; a failure only leaves the garbage.
+ */
+export function sweepStaleStaging(dir: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = new RegExp(`^${STAGING_PREFIX.replace(/\./g, "\\.")}(\\d+)-`).exec(name)?.[1];
+    if (pid === undefined || Number(pid) === process.pid || pidAlive(Number(pid))) continue;
+    try {
+      fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+    } catch {
+      // Left for the next run.
+    }
   }
 }

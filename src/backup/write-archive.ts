@@ -244,7 +244,9 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   );
 
   options.onProgress?.({ phase: "finalize", bytesDone, bytesTotal, path: options.archivePath });
-  const temp = `${options.archivePath}.tmp-${crypto.randomBytes(6).toString("hex")}`;
+  // Inside the staging dir (same file system as the archive): a killed run leaves nothing under the archive's own folder
+  // but the staging dir, which the next create sweeps.
+  const temp = path.join(stagingDir, `${path.basename(options.archivePath)}.tmp-${crypto.randomBytes(6).toString("hex")}`);
   const out = await openExclusive(temp);
   let published = false;
   try {

@@ -2,6 +2,7 @@
 import os from "node:os";
 import { StateLockedError } from "../core/errors.js";
 import type { GlobalDatabase } from "./state-databases.js";
+import { pidAlive } from "./pid-alive.js";
 
 export const MAINTENANCE_SCOPE = "maintenance";
 export const GATEWAY_SCOPE = "gateway_locks";
@@ -46,15 +47,6 @@ export interface MaintenanceLease {
    * (reset --scope full), so no other process can take the lease between release and deletion.
    */
   detach(): void;
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 function parsePayload(json: string | null): Partial<LeaseOwner> {
