@@ -85,6 +85,17 @@ export function isOpenclawStateError(value: unknown): value is OpenclawStateErro
 
 /** One-line description of an unknown thrown value, for messages. */
 export function describeError(error: unknown): string {
+  // better-sqlite3's bare "database is locked" names neither the cause nor the next step.
+  if (isSqliteBusy(error)) return SQLITE_BUSY_MESSAGE;
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+/** describeError's text for SQLITE_BUSY. */
+export const SQLITE_BUSY_MESSAGE = "the database is locked by another process (still locked when the busy timeout ran out); retry when that process finishes";
+
+/** SQLITE_BUSY (or an extended BUSY code) from better-sqlite3: another connection held the lock past busy_timeout. */
+export function isSqliteBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
 }

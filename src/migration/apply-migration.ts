@@ -2,7 +2,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { describeError } from "../core/errors.js";
+import { describeError, SQLITE_BUSY_MESSAGE } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
@@ -287,9 +287,19 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
       }
       try {
         db.attach(paths.globalDbPath, LEDGER_SCHEMA);
+        let locked: string | null = null;
         for (const s of sources) {
           options.onProgress?.({ ...state.progress, current: s.relativePath });
-          state.outcomes.push(processSource(state, db, s));
+          // Once the agent DB stayed locked past the busy timeout, the other sources would each wait as long: keep them.
+          if (locked !== null && s.action !== "skip") {
+            state.outcomes.push(outcomeOf(s, "failed", { reason: locked }));
+            continue;
+          }
+          const outcome = processSource(state, db, s);
+          if (outcome.status === "failed" && outcome.reason === SQLITE_BUSY_MESSAGE) {
+            locked = `not attempted: ${path.relative(paths.stateDir, db.path)} ${outcome.reason}`;
+          }
+          state.outcomes.push(outcome);
           if (s.action !== "skip") {
             state.progress.done += 1;
             state.progress.bytesDone += s.sizeBytes;

@@ -256,8 +256,7 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
             { path: file },
           );
         }
-        applySchema(handle, options);
-        created = true;
+        created = applySchema(handle, options);
       }
     } else {
       handle.pragma("query_only = ON");
@@ -296,9 +295,12 @@ function isEmptySchema(handle: Database.Database): boolean {
   return row.n === 0;
 }
 
-function applySchema(handle: Database.Database, options: OpenDatabaseOptions): void {
+/** Creates the schema; false when another process created it first (both saw user_version 0 before locking). */
+function applySchema(handle: Database.Database, options: OpenDatabaseOptions): boolean {
   const now = Date.now();
-  handle.transaction(() => {
+  return handle.transaction(() => {
+    // Re-read under the write lock: two first opens of the same new file race to here.
+    if ((handle.pragma("user_version", { simple: true }) as number) !== 0) return false;
     handle.exec(schemaSqlFor(options.role));
     handle
       .prepare(
@@ -306,5 +308,6 @@ function applySchema(handle: Database.Database, options: OpenDatabaseOptions): v
       )
       .run(options.role, SCHEMA_VERSION, options.agentId ?? null, toolVersion(), now, now);
     handle.pragma(`user_version = ${SCHEMA_VERSION}`);
+    return true;
   }).immediate();
 }
