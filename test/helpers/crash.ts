@@ -36,6 +36,8 @@ export function assertNothingRetiredWithoutRows(stateDir: string): number {
   for (const runDir of fs.readdirSync(migrated)) {
     for (const agent of fs.existsSync(path.join(migrated, runDir, "agents")) ? fs.readdirSync(path.join(migrated, runDir, "agents")) : []) {
       const dir = path.join(migrated, runDir, "agents", agent, "sessions");
+      // A kill between creating the run's agent folder and its first move leaves the folder without sessions/.
+      if (!fs.existsSync(dir)) continue;
       const db = new Database(path.join(stateDir, "agents", agent, "agent", "openclaw-agent.sqlite"), { readonly: true });
       try {
         for (const name of fs.readdirSync(dir)) {

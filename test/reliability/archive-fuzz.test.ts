@@ -44,14 +44,16 @@ describe("hostile and fuzzed archives", () => {
     };
   });
 
-  it("the hostile set through the real binary: verify and restore exit 1 with one clear line, the state is unchanged", async () => {
+  it("the hostile set through the CLI (a few through the real binary): verify and restore exit 1 with one clear line, the state is unchanged", async () => {
     const before = snapshotTree(state.root);
-    for (const [name, expected, make] of CASES) {
+    for (const [index, [name, expected, make]] of CASES.entries()) {
       const hostile = path.join(dir, `${name.replace(/\W+/g, "-")}.tar.gz`);
       make(built, hostile);
-      const verify = await runBin(["backup", "verify", hostile], state.env);
+      // Every fifth case spawns the binary (real stderr); the rest run in-process (same error mapping, faster).
+      const cli = index % 5 === 0 ? runBin : runInProcess;
+      const verify = await cli(["backup", "verify", hostile], state.env);
       expectCleanFailure(verify, `verify ${name}`);
-      const restore = await runBin(["backup", "restore", hostile, "--yes"], state.env);
+      const restore = await cli(["backup", "restore", hostile, "--yes"], state.env);
       expectCleanFailure(restore, `restore ${name}`);
       expect(restore.stderr, name).toMatch(expected);
       expect(snapshotTree(state.root), name).toEqual(before);
@@ -85,11 +87,13 @@ describe("hostile and fuzzed archives", () => {
       expect([0, 1], `${context}: ${verify.stderr}`).toContain(verify.code);
       expect(verify.stdout + verify.stderr, context).not.toMatch(STACK);
       const target = path.join(targets, `t-${i}`);
-      const restore = await runInProcess(["backup", "restore", file, "--yes", "--target", target], state.env);
-      expect(restore.stdout + restore.stderr, context).not.toMatch(STACK);
+      // Restore (which verifies while extracting) runs on every accepted archive and every other refused one.
+      const tryRestore = verify.code === 0 || i % 2 === 0;
+      const restore = tryRestore ? await runInProcess(["backup", "restore", file, "--yes", "--target", target], state.env) : null;
+      if (restore) expect(restore.stdout + restore.stderr, context).not.toMatch(STACK);
       if (verify.code === 1) {
         refused += 1;
-        expectCleanFailure(restore, context);
+        if (restore) expectCleanFailure(restore, context);
         expect(fs.existsSync(target), context).toBe(false);
         // Every tenth refused archive also goes at the live paths: still refused, the state untouched.
         if (refused % 10 === 0) {
@@ -97,7 +101,7 @@ describe("hostile and fuzzed archives", () => {
           expectCleanFailure(inPlace, `${context} (in place)`);
         }
       } else {
-        expect(restore.code, `${context}: ${restore.stderr}`).toBe(0);
+        expect(restore?.code, `${context}: ${restore?.stderr}`).toBe(0);
         fs.rmSync(target, { recursive: true, force: true });
       }
       // Nothing left beside the targets (staging siblings removed), nothing changed in the state.

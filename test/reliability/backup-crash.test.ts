@@ -10,14 +10,14 @@ import { runAndKill } from "../helpers/crash.js";
 import { dumpState } from "../helpers/migration.js";
 import { makeTempState, runBin, snapshotTree, type TempState } from "../helpers/temp-state.js";
 
-const KILLS = Number(process.env.RELIABILITY_BACKUP_KILLS ?? 8);
+const KILLS = Number(process.env.RELIABILITY_BACKUP_KILLS ?? 6);
 
 /** A state big enough (~8 MB of SQLite) that create and restore take long enough to be interrupted. */
 function bigState(): TempState {
   const state = makeTempState("legacy-state");
   seedState(state, { agents: ["main", "ops"] });
-  addSessions(agentDb(state, "main"), 1000, 3000, 12);
-  addSessions(agentDb(state, "ops"), 1000, 1500, 12);
+  addSessions(agentDb(state, "main"), 1000, 2000, 10);
+  addSessions(agentDb(state, "ops"), 1000, 1000, 10);
   return state;
 }
 
