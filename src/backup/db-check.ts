@@ -23,16 +23,16 @@ function compareCounts(expected: Record<string, number>, actual: Record<string, 
 }
 
 /** Runs integrity_check and the row counts on `file` (on the runner's worker) and compares with the manifest. */
-export async function checkDatabaseSnapshot(runner: SqliteJobRunner, file: string, record: ManifestDatabase): Promise<CheckedDatabase> {
+export async function checkDatabaseSnapshot(runner: SqliteJobRunner, file: string, record: ManifestDatabase, check: "integrity_check" | "quick_check" | "none" = "integrity_check"): Promise<CheckedDatabase> {
   const base = { archivePath: record.archivePath, role: record.role, agentId: record.agentId };
   let info;
   try {
-    info = await runner.run({ op: "describe", file, check: "integrity_check" });
+    info = await runner.run({ op: "describe", file, check });
   } catch (error) {
     return { ...base, integrity: "failed", rowCountsMatch: false, problems: [`cannot open the snapshot: ${(error as Error).message}`] };
   }
   if (info.problems.length > 0) {
-    return { ...base, integrity: "failed", rowCountsMatch: false, problems: info.problems.slice(0, 5).map((p) => `integrity_check: ${p}`) };
+    return { ...base, integrity: "failed", rowCountsMatch: false, problems: info.problems.slice(0, 5).map((p) => `${check}: ${p}`) };
   }
   const problems = compareCounts(record.rowCounts, info.rowCounts);
   const rowCountsMatch = problems.length === 0;
