@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createBackup } from "../../src/backup/create-backup.js";
 import { restoreBackup } from "../../src/backup/restore-backup.js";
 import { agentDb, countRows, seedState } from "../helpers/backup-state.js";
+import { nextLine } from "../helpers/crash.js";
 import { makeTempDir, makeTempState } from "../helpers/temp-state.js";
 
 const sqliteModule = createRequire(import.meta.url).resolve("better-sqlite3");
@@ -30,22 +31,6 @@ afterEach(() => {
   child?.kill("SIGKILL");
   child = undefined;
 });
-
-function nextLine(proc: ChildProcessWithoutNullStreams): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    const onData = (d: Buffer): void => {
-      buf += d.toString();
-      const i = buf.indexOf("\n");
-      if (i >= 0) {
-        proc.stdout.off("data", onData);
-        resolve(buf.slice(0, i));
-      }
-    };
-    proc.stdout.on("data", onData);
-    proc.once("exit", (code) => reject(new Error(`writer exited with ${code}`)));
-  });
-}
 
 describe("backup under a live writer", () => {
   it("snapshots committed rows still in the WAL, archives no -wal/-shm, and does not stall the writer", async () => {

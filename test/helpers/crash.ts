@@ -1,5 +1,5 @@
-// Crash-test helpers: spawn the binary and SIGKILL it at a chosen moment; check nothing was retired without its rows.
-import { spawn } from "node:child_process";
+// Crash and child-process test helpers: spawn the binary and SIGKILL it at a chosen moment; check nothing was retired without its rows.
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -79,4 +79,21 @@ export function retiredNames(stateDir: string): string[] {
 /** Legacy files still in place under agents/<id>/sessions/, as "<agent>/<name>", sorted. */
 export function leftInPlace(stateDir: string, agents: readonly string[]): string[] {
   return agents.flatMap((a) => fs.readdirSync(path.join(stateDir, "agents", a, "sessions")).map((n) => `${a}/${n}`)).sort();
+}
+
+/** The next line a child prints on stdout (rejects if it exits first). */
+export function nextLine(proc: ChildProcessWithoutNullStreams): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = "";
+    const onData = (d: Buffer): void => {
+      buf += d.toString();
+      const i = buf.indexOf("\n");
+      if (i >= 0) {
+        proc.stdout.off("data", onData);
+        resolve(buf.slice(0, i));
+      }
+    };
+    proc.stdout.on("data", onData);
+    proc.once("exit", (code) => reject(new Error(`child exited with ${code}`)));
+  });
 }

@@ -7,7 +7,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveStatePaths } from "../../src/state/paths.js";
 import { addSessions, agentDb, seedState } from "../helpers/backup-state.js";
-import { legacyCorpusState } from "../helpers/crash.js";
+import { legacyCorpusState, nextLine } from "../helpers/crash.js";
 import { dumpDatabase, dumpState } from "../helpers/migration.js";
 import { makeTempDir, makeTempState, runBin, snapshotTree } from "../helpers/temp-state.js";
 
@@ -48,22 +48,6 @@ function startScript(source: string, args: string[]): ChildProcessWithoutNullStr
   const child = spawn(process.execPath, [script, sqliteModule, ...args], { stdio: ["pipe", "pipe", "pipe"] });
   children.push(child);
   return child;
-}
-
-function nextLine(proc: ChildProcessWithoutNullStreams): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    const onData = (d: Buffer): void => {
-      buf += d.toString();
-      const i = buf.indexOf("\n");
-      if (i >= 0) {
-        proc.stdout.off("data", onData);
-        resolve(buf.slice(0, i));
-      }
-    };
-    proc.stdout.on("data", onData);
-    proc.once("exit", (code) => reject(new Error(`child exited with ${code}`)));
-  });
 }
 
 async function commits(writer: ChildProcessWithoutNullStreams): Promise<{ n: number; at: number }> {
