@@ -144,7 +144,15 @@ interface Extraction {
 }
 
 /** The single pass: every entry verified (readArchive) and each restored asset's entries written into staging. */
-async function extractToStaging(plan: RestorePlan, manifest: BackupManifest, paths: StatePaths, stamp: string, runner: SqliteJobRunner, onProgress?: ProgressCallback): Promise<Extraction> {
+async function extractToStaging(
+  plan: RestorePlan,
+  manifest: BackupManifest,
+  paths: StatePaths,
+  stamp: string,
+  runner: SqliteJobRunner,
+  stopped: () => unknown,
+  onProgress?: ProgressCallback,
+): Promise<Extraction> {
   const staged: StagedItem[] = [];
   /** Where each plan item's content is staged: its own sibling dir, or inside its outer item's staged tree. */
   const location = new Map<string, string>();
@@ -184,11 +192,15 @@ async function extractToStaging(plan: RestorePlan, manifest: BackupManifest, pat
 
   const sink: ArchiveSink = {
     directory: (archivePath) => {
+      const stop = stopped();
+      if (stop) throw stop;
       const target = stagedPathOf(archivePath);
       if (target) ensureDir(target);
     },
     file: async (listed, database) => {
       if (failure) throw new ArchiveProblem(failure);
+      const stop = stopped();
+      if (stop) throw stop;
       const target = stagedPathOf(listed.archivePath);
       if (!target) return null;
       ensureDir(path.dirname(target));
@@ -295,7 +307,12 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
   }
   if (options.confirm && !(await options.confirm(plan))) return { ...result, status: "declined" };
 
-  if (!plan.target) await precheckLease(paths, Boolean(options.force));
+  // The read-only lease check runs beside the extraction (which only writes staging); a held lease stops it.
+  let lockError: unknown;
+  const precheck = plan.target ? Promise.resolve() : precheckLease(paths, Boolean(options.force));
+  precheck.catch((error: unknown) => {
+    lockError = error;
+  });
   // Two workers: database checks are the slowest part of a restore and run beside the inflate.
   const runner = new SqliteJobRunner({ workers: 2 });
   runner.warm();
@@ -306,7 +323,7 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     if (plan.target) ensurePrivateDir(plan.target);
     let extraction: Extraction;
     try {
-      extraction = await extractToStaging(plan, manifest, paths, stamp, runner, options.onProgress);
+      extraction = await extractToStaging(plan, manifest, paths, stamp, runner, () => lockError, options.onProgress);
     } catch (error) {
       if (error instanceof ArchiveProblem) throw refused(archivePath, error.message);
       if (error instanceof OpenclawStateError) throw error;
@@ -315,6 +332,7 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     options.onProgress?.({ phase: "swap", bytesDone: 0 });
     let done;
     try {
+      await precheck;
       lease = plan.target ? null : await takeLease(paths, Boolean(options.force), result.warnings);
       done = swapIntoPlace(extraction.staged, stamp, options.failAfterSwaps);
     } finally {
