@@ -141,6 +141,8 @@ function ownerOf(items: readonly RestorePlanItem[], archivePath: string): Restor
 interface Extraction {
   staged: StagedItem[];
   databases: RestoredDatabase[];
+  /** Where each restored database is staged, and where it goes. */
+  stagedDatabases: Array<{ staged: string; destination: string }>;
 }
 
 /** The single pass: every entry verified (readArchive) and each restored asset's entries written into staging. */
@@ -187,6 +189,7 @@ async function extractToStaging(
     createdDirs.add(dir);
   };
   const databases: RestoredDatabase[] = [];
+  const stagedDatabases: Array<{ staged: string; destination: string }> = [];
   const dbWork: Array<Promise<void>> = [];
   let failure: string | undefined;
 
@@ -225,9 +228,11 @@ async function extractToStaging(
             });
             const owner = ownerOf(plan.items, listed.archivePath)!;
             const rel = listed.archivePath.slice(owner.archivePath.length + 1);
+            const destination = rel === "" ? owner.destination : path.join(owner.destination, ...rel.split("/"));
+            stagedDatabases.push({ staged: target, destination });
             databases.push({
               archivePath: listed.archivePath,
-              destination: rel === "" ? owner.destination : path.join(owner.destination, ...rel.split("/")),
+              destination,
               role: database.role,
               agentId: database.agentId,
               leasesDropped: done.leasesDropped,
@@ -253,7 +258,7 @@ async function extractToStaging(
     }
     // New names in every staged directory must be durable before the trees are renamed into place.
     for (const dir of createdDirs) fsyncDir(dir);
-    return { staged, databases };
+    return { staged, databases, stagedDatabases };
   } catch (error) {
     await pool.drain().catch(() => undefined);
     await Promise.allSettled(dbWork);
@@ -262,14 +267,19 @@ async function extractToStaging(
   }
 }
 
-function removeStaleSidecars(databases: readonly RestoredDatabase[]): string[] {
+/**
+ * Sidecars beside the staged databases are removed before the swap: a restored DB never meets a -wal/-shm
+ * that is not its own. (Old sidecars leave with the tree they belong to; deleting files beside the live
+ * path after the swap could hit a process that has just opened the new database.)
+ */
+function removeStaleSidecars(stagedDatabases: ReadonlyArray<{ staged: string; destination: string }>): string[] {
   const removed: string[] = [];
-  for (const db of databases) {
+  for (const db of stagedDatabases) {
     for (const suffix of ["-wal", "-shm", "-journal"]) {
-      const side = `${db.destination}${suffix}`;
+      const side = `${db.staged}${suffix}`;
       if (pathExists(side)) {
         fs.rmSync(side, { force: true });
-        removed.push(side);
+        removed.push(`${db.destination}${suffix}`);
       }
     }
   }
@@ -333,6 +343,7 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     let done;
     try {
       await precheck;
+      result.removedSidecars = removeStaleSidecars(extraction.stagedDatabases);
       lease = plan.target ? null : await takeLease(paths, Boolean(options.force), result.warnings);
       done = swapIntoPlace(extraction.staged, stamp, options.failAfterSwaps);
     } finally {
@@ -340,7 +351,6 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     }
     const carried = carryKeptPaths(done);
     result.warnings.push(...carried.warnings);
-    result.removedSidecars = removeStaleSidecars(extraction.databases);
     result.databases = extraction.databases.sort((a, b) => a.archivePath.localeCompare(b.archivePath));
     lease?.release();
     for (const d of done) {

@@ -69,9 +69,10 @@ function specialKind(st: fs.Stats): string {
   return "special file";
 }
 
-function isVanished(error: unknown): boolean {
+/** The path is gone (or was swapped for a symlink, which O_NOFOLLOW refuses): a vanished file, not a failure. */
+export function isVanished(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
-  return code === "ENOENT" || code === "ENOTDIR";
+  return code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP";
 }
 
 /** Every parent folder of the asset roots (`payload`, `payload/config`, …), each once, parents first. */
@@ -131,6 +132,12 @@ export function walkAssets(assets: readonly PlannedAsset[], options: WalkOptions
         const rel = dirRel === "" ? name : `${dirRel}/${name}`;
         const archivePath = `${asset.archivePath}/${rel}`;
         if (excluded.has(abs)) continue;
+        if (/[\n\r]/.test(name)) {
+          // Tar readers split pax records on newlines; such a name could not be read back faithfully.
+          skipped.push({ kind: "file", path: abs, reason: "name contains a line break (not archivable)" });
+          warnings.push(`${JSON.stringify(abs)} has a line break in its name and was not archived.`);
+          continue;
+        }
         if (backupDirs.has(abs)) {
           skipped.push({ kind: "file", path: abs, reason: "backup directory (never archived)" });
           leftOut.set(asset.archivePath, [...(leftOut.get(asset.archivePath) ?? []), rel]);

@@ -19,7 +19,8 @@ import type { DatabaseFileInfo } from "../state/sqlite-snapshot.js";
 import { createParallelGzip } from "./parallel-gzip.js";
 import { encodeEntryHeader, paddingFor, TAR_EOF } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestDirectory, type ManifestFile, type ManifestSymlink, type ProgressCallback, type SkippedItem } from "./types.js";
-import type { WalkEntry, WalkFile } from "./walk-assets.js";
+import { isVanished, type WalkEntry, type WalkFile } from "./walk-assets.js";
+import { writeFully } from "./file-writer.js";
 
 const gzip = promisify(zlib.gzip);
 const READ_CHUNK = 1024 * 1024;
@@ -55,19 +56,9 @@ interface Snapshot {
   info: DatabaseFileInfo;
 }
 
-function isGone(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP";
-}
-
 /** Exclusive 0600 create: an archive or temp file is never opened over an existing one. */
 export function openExclusive(file: string): Promise<fs.promises.FileHandle> {
   return fs.promises.open(file, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, 0o600);
-}
-
-async function writeAll(handle: fs.promises.FileHandle, chunk: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < chunk.length) offset += (await handle.write(chunk, offset, chunk.length - offset)).bytesWritten;
 }
 
 /**
@@ -118,7 +109,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     try {
       handle = await fs.promises.open(source, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
     } catch (error) {
-      if (!isGone(error)) throw error;
+      if (!isVanished(error)) throw error;
       parts.warnings.push(`${entry.absPath} vanished before it was archived; it is not in the archive.`);
       parts.skipped.push({ kind: "file", path: entry.absPath, reason: "vanished during the backup" });
       return;
@@ -248,8 +239,8 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   const out = await openExclusive(temp);
   let published = false;
   try {
-    await writeAll(out, head);
-    for await (const chunk of fs.createReadStream(payloadFile, { highWaterMark: READ_CHUNK })) await writeAll(out, chunk as Buffer);
+    await writeFully(out, head, null);
+    for await (const chunk of fs.createReadStream(payloadFile, { highWaterMark: READ_CHUNK })) await writeFully(out, chunk as Buffer, null);
     await out.sync();
     await out.close();
     publishNoClobber(temp, options.archivePath);

@@ -214,10 +214,11 @@ describe("createBackup", () => {
     expect(result.manifest.files.map((f) => f.archivePath)).toEqual(["payload/config/openclaw.json"]);
   });
 
-  it("skips FIFOs with a note and warns about a file that vanishes mid-run", async () => {
+  it("skips FIFOs and unarchivable names with a note and warns about a file that vanishes mid-run", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
     expect(spawnSync("mkfifo", [path.join(state.stateDir, "pipe")]).status).toBe(0);
+    fs.writeFileSync(path.join(state.stateDir, "bad\nname"), "x");
     const doomed = path.join(state.stateDir, "notes", "zz-vanishes.txt");
     fs.writeFileSync(doomed, "bye");
     let removed = false;
@@ -231,6 +232,7 @@ describe("createBackup", () => {
       },
     });
     expect(result.manifest.skipped).toContainEqual({ kind: "special", path: path.join(state.stateDir, "pipe"), reason: "FIFO (not archivable)" });
+    expect(result.manifest.skipped).toContainEqual({ kind: "file", path: path.join(state.stateDir, "bad\nname"), reason: "name contains a line break (not archivable)" });
     expect(result.warnings.join("\n")).toMatch(/zz-vanishes\.txt vanished before it was archived/);
     expect(result.manifest.files.some((f) => f.archivePath.endsWith("zz-vanishes.txt"))).toBe(false);
     expect(result.verified).toBe(true);
