@@ -30,7 +30,10 @@ export interface ArchiveOutput {
   defaultName: boolean;
 }
 
-/** Resolves `--output`: a file path, or a directory (existing, or ending with '/') that gets a default name. */
+/**
+ * Resolves `--output`: a `.tar.gz`/`.tgz` file path, or a directory that gets a default name (an existing
+ * one, one ending with '/', or a new path without an archive extension).
+ */
 export function resolveArchiveOutput(output: string | undefined, paths: StatePaths, createdAt: Date): ArchiveOutput {
   let dir: string;
   let file: string | undefined;
@@ -38,7 +41,9 @@ export function resolveArchiveOutput(output: string | undefined, paths: StatePat
     dir = paths.backupDir;
   } else {
     const abs = expandUserPath(output, paths.homeDir);
-    if (/[\\/]$/.test(output) || statKind(abs) === "dir") dir = abs;
+    // A name without .tar.gz/.tgz that does not exist yet is a directory to create, not an archive name.
+    const looksLikeArchive = /\.(tar\.gz|tgz)$/i.test(abs);
+    if (/[\\/]$/.test(output) || statKind(abs) === "dir" || (!looksLikeArchive && !fs.existsSync(abs))) dir = abs;
     else {
       dir = path.dirname(abs);
       file = abs;

@@ -18,7 +18,10 @@ export type { BackupProgressEvent } from "./types.js";
 
 export interface CreateBackupOptions {
   paths: StatePaths;
-  /** Archive file path, or a directory (existing, or ending with '/') to hold the default-named archive. Default: paths.backupDir (created 0700). */
+  /**
+   * Archive file path, or a directory (existing, or ending with '/') to hold the default-named archive.
+   * Default: paths.backupDir (created 0700). A new path without .tar.gz/.tgz is also taken as a directory.
+   */
   output?: string;
   /** Default true: re-open and fully verify the written archive. */
   verify?: boolean;

@@ -119,6 +119,9 @@ describe("createBackup", () => {
     const inDir = await createBackup({ paths: state.paths, output: `${path.join(dir, "new-sub")}/`, verify: false });
     expect(path.dirname(inDir.archivePath)).toBe(path.join(dir, "new-sub"));
     expect(modeOf(path.join(dir, "new-sub"))).toBe(0o700);
+    // A new path without .tar.gz/.tgz is a directory too (what `--backup-dir <dir>` callers pass).
+    const bare = await createBackup({ paths: state.paths, output: path.join(dir, "bare"), verify: false });
+    expect(path.dirname(bare.archivePath)).toBe(path.join(dir, "bare"));
   });
 
   it("refuses an output inside the state dir, but allows and excludes <stateDir>/backups", async () => {
