@@ -313,6 +313,12 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
   if (options.dryRun) {
     const check = await verifyBackup(archivePath, { onProgress: options.onProgress });
     if (!check.ok) throw refused(archivePath, check.problem ?? "verification failed");
+    if (!plan.target) {
+      await precheckLease(paths, Boolean(options.force)).catch((error: unknown) => {
+        if (!(error instanceof StateLockedError)) throw error;
+        result.warnings.push(`${error.message.replace(/ \(nothing was restored\)\.$/, ".")} The real restore would exit 75.`);
+      });
+    }
     return result;
   }
   if (options.confirm && !(await options.confirm(plan))) return { ...result, status: "declined" };

@@ -118,6 +118,9 @@ describe("restoreBackup", () => {
     expect((error as StateLockedError).exitCode).toBe(75);
     expect((error as Error).message).toMatch(/locked by `doctor --fix` \(pid \d+/);
     expect(snapshotTree(state.root)).toEqual(before);
+    const dry = await restoreBackup({ paths: state.paths, archivePath: backup.archivePath, dryRun: true });
+    expect(dry.warnings.join("\n")).toMatch(/locked by `doctor --fix`.*The real restore would exit 75/);
+    expect(snapshotTree(state.root)).toEqual(before);
 
     const forced = await restoreBackup({ paths: state.paths, archivePath: backup.archivePath, confirm: yes, force: true });
     expect(forced.status).toBe("restored");
