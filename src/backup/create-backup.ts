@@ -11,7 +11,7 @@ import { planAssets, type AssetPlan } from "./asset-plan.js";
 import { buildManifest, summarizeManifest } from "./manifest.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
-import { walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
+import { archiveOrder, walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
 import { writeArchive } from "./write-archive.js";
 
 export type { BackupProgressEvent } from "./types.js";
@@ -128,7 +128,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       checkOutputWritable(output.dir);
       const walk = walkAssets(plan.assets, { exclude: [] });
       warnings.push(...walk.warnings);
-      const described = await describeDryRun(walk.entries, runner);
+      const described = await describeDryRun(archiveOrder(walk.entries), runner);
       const manifest = manifestFrom(walk, {
         skipped: [...plan.skipped, ...walk.skipped],
         directories: walk.entries.flatMap((e) => (e.type === "dir" ? [{ archivePath: e.archivePath }] : [])),
@@ -152,7 +152,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       archivePath: output.archivePath,
       root: output.root,
       stagingDir,
-      entries: walk.entries,
+      entries: archiveOrder(walk.entries),
       runner,
       createdAt,
       onProgress: options.onProgress,
