@@ -67,6 +67,7 @@ export type {
   SkippedItem,
 } from "./backup/types.js";
 export { parseTolerantJson } from "./core/tolerant-json.js";
+export { redactSecrets, isSecretKey, collectSecretValues, SecretScrubber, describeParseError, REDACTED } from "./core/redact.js";
 export { planMigration, type PlanMigrationOptions } from "./migration/plan-migration.js";
 export { applyMigration, type ApplyMigrationOptions } from "./migration/apply-migration.js";
 export { migrationHistory, type MigrationHistoryOptions, type MigrationHistoryResult, type MigrationHistoryRun } from "./migration/migration-history.js";
@@ -79,6 +80,10 @@ export type {
   MigrationRunResult,
   SourceOutcome,
   SourceImporter,
+  AgentSourceImporter,
+  GlobalSourceImporter,
+  TargetDatabase,
+  KindLabel,
   MigrationProgress,
   RunStatus,
 } from "./migration/types.js";

@@ -3,8 +3,16 @@ import type { SourceImporter, SourceKind } from "../types.js";
 import { sessionsIndexImporter } from "./sessions-index.js";
 import { transcriptImporter } from "./transcript.js";
 
-/** In import order: an agent's session indexes before its transcripts (transcripts look up their session row). */
-export const IMPORTERS: readonly SourceImporter[] = [sessionsIndexImporter, transcriptImporter];
+/**
+ * In import order within each target database: an agent's session indexes before its transcripts
+ * (transcripts look up their session row). Agent-database sources run before global-database ones.
+ */
+export const IMPORTERS: readonly SourceImporter[] = [
+  // Agent databases.
+  sessionsIndexImporter,
+  transcriptImporter,
+  // Global database.
+];
 
 export function importerFor(kind: SourceKind): SourceImporter {
   const importer = IMPORTERS.find((i) => i.kind === kind);
