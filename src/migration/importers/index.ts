@@ -2,6 +2,12 @@
 import type { SourceImporter, SourceKind } from "../types.js";
 import { sessionsIndexImporter } from "./sessions-index.js";
 import { transcriptImporter } from "./transcript.js";
+import { conversationBindingsImporter } from "./conversation-bindings.js";
+import { deviceAuthImporter, deviceIdentityImporter, devicePairingImporter, nodePairingImporter } from "./devices.js";
+import { modelCatalogsImporter } from "./model-catalogs.js";
+import { auditLogsImporter, configAuditImporter, gatewayInstanceIdImporter, pluginInstallsImporter, ttsSettingsImporter } from "./plugin-state-files.js";
+import { sandboxRegistryImporter } from "./sandbox-registry.js";
+import { commitmentsImporter, configHealthImporter, tuiLastSessionImporter, updateCheckImporter } from "./small-state.js";
 
 /**
  * In import order within each target database: an agent's session indexes before its transcripts
@@ -12,6 +18,23 @@ export const IMPORTERS: readonly SourceImporter[] = [
   sessionsIndexImporter,
   transcriptImporter,
   // Global database.
+  // Issue 5, second half.
+  conversationBindingsImporter,
+  modelCatalogsImporter,
+  deviceIdentityImporter,
+  deviceAuthImporter,
+  devicePairingImporter,
+  nodePairingImporter,
+  sandboxRegistryImporter,
+  updateCheckImporter,
+  configHealthImporter,
+  tuiLastSessionImporter,
+  commitmentsImporter,
+  gatewayInstanceIdImporter,
+  ttsSettingsImporter,
+  configAuditImporter,
+  auditLogsImporter,
+  pluginInstallsImporter,
 ];
 
 export function importerFor(kind: SourceKind): SourceImporter {
