@@ -67,6 +67,7 @@ export type {
   SkippedItem,
 } from "./backup/types.js";
 export { parseTolerantJson } from "./core/tolerant-json.js";
+export { redactSecrets, isSecretKey, collectSecretValues, SecretScrubber, describeParseError, REDACTED } from "./core/redact.js";
 export {
   runReset,
   type ResetOptions,
@@ -101,6 +102,10 @@ export type {
   MigrationRunResult,
   SourceOutcome,
   SourceImporter,
+  AgentSourceImporter,
+  GlobalSourceImporter,
+  TargetDatabase,
+  KindLabel,
   MigrationProgress,
   RunStatus,
 } from "./migration/types.js";

@@ -17,13 +17,14 @@ import {
   startRun,
   writeSource,
   writeSourceAttached,
+  writeSourceInTransaction,
   type LedgerStatus,
   type SourceReport,
   type SourceRowInput,
 } from "./ledger.js";
 import { planMigration, readConfiguredMainKey, yieldToLoop } from "./plan-migration.js";
 import { removeDirIfEmpty, RetireBatch, retiredPath, retireFile } from "./retire.js";
-import type { ImportContext, ImportCounts, MigrationPlan, MigrationProgress, MigrationRunResult, PlannedSource, RunStatus, SourceOutcome } from "./types.js";
+import type { ImportContext, ImportCounts, MigrationPlan, MigrationProgress, MigrationRunResult, PlannedSource, RunStatus, SourceImporter, SourceOutcome } from "./types.js";
 
 export interface ApplyMigrationOptions {
   paths: StatePaths;
@@ -96,12 +97,54 @@ function rowInput(state: RunState, s: PlannedSource, outcome: SourceOutcome, sta
   };
 }
 
+/** An importer bound to its target database: the one transaction holding rows and ledger row, import, verify. */
+interface BoundImporter {
+  transaction<T>(fn: () => T): T;
+  import(): ImportCounts;
+  verify(expected: ImportCounts): string | null;
+  /** Writes the ledger row inside `transaction` (same commit as the rows). */
+  writeLedger(input: SourceRowInput): void;
+}
+
+/** `agentDb` is the source's agent DB (global attached) for agent-target sources, null for global-target ones. */
+function bindImporter(importer: SourceImporter, s: PlannedSource, ctx: ImportContext, global: GlobalDatabase, agentDb: AgentDatabase | null): BoundImporter {
+  // A verification that throws (the file vanished, the DB is unreadable) is a mismatch, never a run failure.
+  const safely = (verify: () => string | null): string | null => {
+    try {
+      return verify();
+    } catch (error) {
+      return `verification could not run (${describeError(error)})`;
+    }
+  };
+  if (importer.target === "global") {
+    return {
+      transaction: (fn) => global.immediate(fn),
+      import: () => importer.import(global, s, ctx),
+      verify: (expected) => safely(() => importer.verify(global, s, expected, ctx)),
+      writeLedger: (input) => writeSourceInTransaction(global, input),
+    };
+  }
+  if (agentDb === null || ctx.agentId === null) throw new Error(`source ${s.relativePath} targets an agent database but has no agent`);
+  const actx = { ...ctx, agentId: ctx.agentId };
+  return {
+    transaction: (fn) => agentDb.immediate(fn),
+    import: () => importer.import(agentDb, s, actx),
+    verify: (expected) => safely(() => importer.verify(agentDb, s, expected, actx)),
+    writeLedger: (input) => writeSourceAttached(agentDb, input),
+  };
+}
+
 /** Imports one source in its own transaction (rows + ledger row), verifies, then retires it. */
-function processSource(state: RunState, db: AgentDatabase, s: PlannedSource): SourceOutcome {
+function processSource(state: RunState, agentDb: AgentDatabase | null, s: PlannedSource): SourceOutcome {
   const { global } = state.options;
   if (s.action === "skip" || s.sourceKey === null) return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
-  const importer = importerFor(s.kind);
-  const ctx: ImportContext = { agentId: s.agentId, mainKey: state.mainKey, runId: state.runId };
+  const ctx: ImportContext = { agentId: s.agentId, mainKey: state.mainKey, runId: state.runId, paths: state.options.paths };
+  let importer: BoundImporter;
+  try {
+    importer = bindImporter(importerFor(s.kind), s, ctx, global, agentDb);
+  } catch (error) {
+    return outcomeOf(s, "failed", { reason: describeError(error) });
+  }
   const notes: string[] = [];
   const destination = state.options.removeSources ? null : retiredPath(state.options.paths.stateDir, state.runId, s.relativePath);
   const retirement: Partial<SourceOutcome> = { retired: destination === null ? "deleted" : "moved", ...(destination !== null ? { retiredTo: destination } : {}) };
@@ -109,7 +152,7 @@ function processSource(state: RunState, db: AgentDatabase, s: PlannedSource): So
   if (s.action === "already-imported") {
     const row = findSourceByKey(global, s.sourceKey);
     const recorded = row ? ledgerCounts(row) : null;
-    const mismatch = row && recorded ? importer.verify(db, s, recorded, ctx) : "the ledger row has no counts";
+    const mismatch = row && recorded ? importer.verify(recorded) : "the ledger row has no counts";
     if (mismatch === null && row && recorded) {
       const status: LedgerStatus = row.status === "warning" ? "warning" : "imported";
       const outcome = outcomeOf(s, "already-imported", { recordsParsed: recorded.records, reason: "unchanged since its import: nothing to write", ...retirement });
@@ -124,13 +167,13 @@ function processSource(state: RunState, db: AgentDatabase, s: PlannedSource): So
   let status: LedgerStatus = "imported";
   const importedAt = Date.now();
   try {
-    counts = db.immediate(() => {
-      const c = importer.import(db, s, ctx);
+    counts = importer.transaction(() => {
+      const c = importer.import();
       status = c.warnings.length > 0 ? "warning" : "imported";
       // The ledger row already records the retirement about to happen: a crash before the move leaves an
       // already-imported source that the next run retires; a failed verification or move rewrites the row.
       const outcome = outcomeOf(s, status, { recordsParsed: c.records, rows: c.rows, warnings: c.warnings, ...retirement });
-      writeSourceAttached(db, rowInput(state, s, outcome, status, c, importedAt, true));
+      importer.writeLedger(rowInput(state, s, outcome, status, c, importedAt, true));
       return c;
     });
   } catch (error) {
@@ -145,7 +188,7 @@ function processSource(state: RunState, db: AgentDatabase, s: PlannedSource): So
   }
 
   const outcome = outcomeOf(s, status, { recordsParsed: counts.records, rows: counts.rows, warnings: counts.warnings, notes: [...notes, ...counts.notes], ...retirement });
-  const mismatch = importer.verify(db, s, counts, ctx);
+  const mismatch = importer.verify(counts);
   if (mismatch !== null) {
     // Committed but not what was parsed: never retire; the failed ledger row makes the next run import it again.
     outcome.status = "failed";
@@ -220,12 +263,12 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
   const interrupted = closeInterruptedRuns(global, startedAt);
   if (interrupted.length > 0) changes.push(`closed ${interrupted.length} interrupted run(s) (${interrupted.join(", ")}) as failed; this run finishes their work`);
 
-  const plan = await planMigration({ paths, ledger: global, ...(options.plan ? { previous: options.plan } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+  let plan = await planMigration({ paths, ledger: global, ...(options.plan ? { previous: options.plan } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   const replanned = options.plan !== undefined && options.plan.fingerprint !== plan.fingerprint;
   if (replanned) warnings.push(`the legacy tree changed since the plan was shown: re-planned under the lease (${describePlanChange(options.plan!, plan)})`);
   startRun(global, runId, startedAt);
 
-  const actionable = plan.sources.filter((s) => s.action !== "skip");
+  let actionable = plan.sources.filter((s) => s.action !== "skip");
   const state: RunState = {
     options,
     runId,
@@ -260,17 +303,57 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
       }
     }
 
+    let movedLayout = false;
     for (const item of plan.layout) {
       if (item.kind !== "legacy-agent-dir" || item.action !== "move") continue;
       options.onProgress?.({ ...state.progress, phase: "layout", current: item.path });
       const moved = moveLegacyAgentDir(item);
+      movedLayout ||= moved.changes.length > 0;
       changes.push(...moved.changes);
       warnings.push(...moved.warnings);
     }
+    // Files of the old agent/ dir (auth profiles, models.json) are sources at their new place: plan them now,
+    // so one `--fix` converges.
+    if (movedLayout) {
+      plan = await planMigration({ paths, ledger: global, previous: plan });
+      actionable = plan.sources.filter((s) => s.action !== "skip");
+      state.progress.total = actionable.length;
+      state.progress.bytesTotal = actionable.reduce((n, s) => n + s.sizeBytes, 0);
+    }
 
     let lastYield = Date.now();
+    const runSources = async (db: AgentDatabase | null, sources: PlannedSource[]): Promise<void> => {
+      let locked: string | null = null;
+      for (const s of sources) {
+        options.onProgress?.({ ...state.progress, current: s.relativePath });
+        // Once the database stayed locked past the busy timeout, the other sources would each wait as long: keep them.
+        if (locked !== null && s.action !== "skip") {
+          state.outcomes.push(outcomeOf(s, "failed", { reason: locked }));
+          continue;
+        }
+        const outcome = processSource(state, db, s);
+        if (outcome.status === "failed" && outcome.reason === SQLITE_BUSY_MESSAGE) {
+          locked = `not attempted: ${path.relative(paths.stateDir, db?.path ?? paths.globalDbPath)} ${outcome.reason}`;
+        }
+        state.outcomes.push(outcome);
+        if (s.action !== "skip") {
+          state.progress.done += 1;
+          state.progress.bytesDone += s.sizeBytes;
+        }
+        // Between sources (never inside a transaction), every ~50 ms: lets the spinner and the lease heartbeat run.
+        if (Date.now() - lastYield > 50) {
+          await yieldToLoop();
+          lastYield = Date.now();
+        }
+      }
+    };
     const byAgent = new Map<string, PlannedSource[]>();
-    for (const s of plan.sources) byAgent.set(s.agentId, [...(byAgent.get(s.agentId) ?? []), s]);
+    for (const s of plan.sources) {
+      if (s.targetDatabase !== "agent" || s.agentId === null) continue;
+      const list = byAgent.get(s.agentId);
+      if (list) list.push(s);
+      else byAgent.set(s.agentId, [s]);
+    }
     for (const [agentId, sources] of byAgent) {
       if (sources.every((s) => s.action === "skip")) {
         state.outcomes.push(...sources.map((s) => processSourceSkipped(s)));
@@ -287,34 +370,18 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
       }
       try {
         db.attach(paths.globalDbPath, LEDGER_SCHEMA);
-        let locked: string | null = null;
-        for (const s of sources) {
-          options.onProgress?.({ ...state.progress, current: s.relativePath });
-          // Once the agent DB stayed locked past the busy timeout, the other sources would each wait as long: keep them.
-          if (locked !== null && s.action !== "skip") {
-            state.outcomes.push(outcomeOf(s, "failed", { reason: locked }));
-            continue;
-          }
-          const outcome = processSource(state, db, s);
-          if (outcome.status === "failed" && outcome.reason === SQLITE_BUSY_MESSAGE) {
-            locked = `not attempted: ${path.relative(paths.stateDir, db.path)} ${outcome.reason}`;
-          }
-          state.outcomes.push(outcome);
-          if (s.action !== "skip") {
-            state.progress.done += 1;
-            state.progress.bytesDone += s.sizeBytes;
-          }
-          // Between sources (never inside a transaction), every ~50 ms: lets the spinner and the lease heartbeat run.
-          if (Date.now() - lastYield > 50) {
-            await yieldToLoop();
-            lastYield = Date.now();
-          }
-        }
+        await runSources(db, sources);
       } finally {
         db.detach(LEDGER_SCHEMA);
         db.close();
         state.retire.sync();
       }
+    }
+    // Control-plane sources: each in its own transaction on the global DB (rows and ledger row together).
+    try {
+      await runSources(null, plan.sources.filter((s) => s.targetDatabase === "global" || s.agentId === null));
+    } finally {
+      state.retire.sync();
     }
     options.onProgress?.({ ...state.progress, phase: "retire" });
     for (const dir of new Set(state.outcomes.filter((o) => o.retired).map((o) => path.dirname(o.path)))) {

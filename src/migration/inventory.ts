@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { tryNormalizeAgentId } from "../state/agent-id.js";
 import { DEFAULT_AGENT_ID, type StatePaths } from "../state/paths.js";
-import type { LayoutItem, LeftoverItem, SessionsDir } from "./types.js";
+import type { AgentDir, LayoutItem, LeftoverItem, SessionsDir } from "./types.js";
 
 /** State dirs of the product's earlier names, looked for in the home dir. */
 export const LEGACY_STATE_DIR_NAMES = [".clawdbot", ".moldbot", ".moltbot"] as const;
@@ -18,6 +18,8 @@ export interface Inventory {
   /** Where legacy sources are read: the state dir, or a legacy state dir that `--fix` moves into its place. */
   root: string;
   sessionsDirs: SessionsDir[];
+  /** Every `agents/<id>/` with a valid id (whatever it holds). */
+  agentDirs: AgentDir[];
   leftovers: LeftoverItem[];
   layout: LayoutItem[];
   notes: string[];
@@ -108,6 +110,9 @@ export function takeInventory(paths: StatePaths): Inventory {
   } catch {
     agentNames = [];
   }
+  const agentDirs: AgentDir[] = agentNames
+    .filter((name) => tryNormalizeAgentId(name) === name)
+    .map((name) => ({ agentId: name, dir: path.join(agentsDir, name), agentDir: path.join(agentsDir, name, "agent") }));
   for (const name of agentNames) {
     const dir = path.join(agentsDir, name, "sessions");
     const st = lstat(dir);
@@ -145,5 +150,5 @@ export function takeInventory(paths: StatePaths): Inventory {
   } else if (agentSt?.isSymbolicLink()) {
     layout.push({ kind: "legacy-agent-dir", path: oldAgentDir, target: path.join(root, "agents", DEFAULT_AGENT_ID, "agent"), action: "report", reason: "is a symlink; left alone" });
   }
-  return { root, sessionsDirs, leftovers, layout, notes };
+  return { root, sessionsDirs, agentDirs, leftovers, layout, notes };
 }

@@ -109,10 +109,15 @@ export function writeSourceAttached(db: AgentDatabase, input: SourceRowInput): v
   db.prepare(UPSERT_ATTACHED_SQL).run(...UPSERT_SOURCE_COLUMNS.map((c) => values[c]));
 }
 
-/** Outside an import (failed sources, retirement updates): the global DB directly. */
-export function writeSource(db: GlobalDatabase, input: SourceRowInput): void {
+/** Inside the per-source transaction on the global DB (global-target importers): commits with the rows. */
+export function writeSourceInTransaction(db: GlobalDatabase, input: SourceRowInput): void {
   const values = rowValues(input);
-  db.immediate(() => db.run(db.q.insertInto("migration_sources").values(values).onConflict((oc) => oc.column("source_key").doUpdateSet(values))));
+  db.run(db.q.insertInto("migration_sources").values(values).onConflict((oc) => oc.column("source_key").doUpdateSet(values)));
+}
+
+/** Outside an import (failed sources, retirement updates): the global DB directly, in its own transaction. */
+export function writeSource(db: GlobalDatabase, input: SourceRowInput): void {
+  db.immediate(() => writeSourceInTransaction(db, input));
 }
 
 export function startRun(db: GlobalDatabase, runId: string, startedAt: number): void {

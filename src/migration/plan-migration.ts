@@ -6,10 +6,10 @@ import { describeError } from "../core/errors.js";
 import { parseTolerantJson } from "../core/tolerant-json.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
-import { IMPORTERS, SOURCE_KINDS } from "./importers/index.js";
+import { IMPORTERS } from "./importers/index.js";
 import { compareText, takeInventory } from "./inventory.js";
 import { findLatestSourceByPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
-import type { DetectContext, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceInspection } from "./types.js";
+import type { DetectContext, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceInspection, SourceKind } from "./types.js";
 
 export interface PlanMigrationOptions {
   paths: StatePaths;
@@ -25,31 +25,46 @@ const inspections = new WeakMap<MigrationPlan, Map<string, { mtimeMs: number; in
 
 export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** `session.mainKey` from the config (JSON5), lower-cased; "main" when absent or unreadable. */
-export function readConfiguredMainKey(paths: StatePaths, root: string): string {
+/** The config (`OPENCLAW_CONFIG_PATH`, else `<root>/openclaw.json`), JSON5-tolerant; null when absent or unreadable. */
+export function readLegacyConfig(paths: StatePaths, root: string): Record<string, unknown> | null {
   for (const file of [paths.configPath, path.join(root, "openclaw.json")]) {
     try {
-      const config = parseTolerantJson(fs.readFileSync(file, "utf8")) as { session?: { mainKey?: unknown } } | null;
-      const key = config?.session?.mainKey;
-      return typeof key === "string" && key.trim() !== "" ? key.trim().toLowerCase() : "main";
+      const config = parseTolerantJson(fs.readFileSync(file, "utf8"));
+      return typeof config === "object" && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>) : null;
     } catch {
       continue;
     }
   }
-  return "main";
+  return null;
+}
+
+/** `session.mainKey` from the config, lower-cased; "main" when absent. */
+export function configuredMainKey(config: Record<string, unknown> | null): string {
+  const key = (config?.session as { mainKey?: unknown } | undefined)?.mainKey;
+  return typeof key === "string" && key.trim() !== "" ? key.trim().toLowerCase() : "main";
+}
+
+/** `session.mainKey` from the config (JSON5), lower-cased; "main" when absent or unreadable. */
+export function readConfiguredMainKey(paths: StatePaths, root: string): string {
+  return configuredMainKey(readLegacyConfig(paths, root));
 }
 
 function emptySummary(): KindSummary {
   return { files: 0, bytes: 0, records: 0, byAction: { import: 0, "already-imported": 0, "changed-since-import": 0, skip: 0 } };
 }
 
-const KIND_ORDER = new Map(SOURCE_KINDS.map((k, i) => [k, i]));
-
-/** Import order: by agent; indexes before transcripts; the old root store before the agent's own (newer wins ties). */
-function compareSources(a: PlannedSource, b: PlannedSource): number {
+/**
+ * Import order: agent-database sources by agent, then global-database sources; within a group by kind
+ * (registry order: indexes before transcripts, cron jobs before their state); the old root store before
+ * the agent's own (newer wins ties).
+ */
+function compareSources(a: PlannedSource, b: PlannedSource, kindOrder: Map<SourceKind, number>): number {
+  const byAgent = a.targetDatabase === "agent" ? compareText(a.agentId ?? "", b.agentId ?? "") : 0;
   return (
-    compareText(a.agentId, b.agentId) ||
-    KIND_ORDER.get(a.kind)! - KIND_ORDER.get(b.kind)! ||
+    Number(a.targetDatabase === "global") - Number(b.targetDatabase === "global") ||
+    byAgent ||
+    kindOrder.get(a.kind)! - kindOrder.get(b.kind)! ||
+    compareText(a.agentId ?? "", b.agentId ?? "") ||
     Number(b.legacyRoot) - Number(a.legacyRoot) ||
     compareText(a.relativePath, b.relativePath)
   );
@@ -76,7 +91,8 @@ function openLedger(paths: StatePaths): GlobalDatabase | null {
 export async function planMigration(options: PlanMigrationOptions): Promise<MigrationPlan> {
   const { paths } = options;
   const inv = takeInventory(paths);
-  const ctx: DetectContext = { paths, root: inv.root, sessionsDirs: inv.sessionsDirs, mainKey: readConfiguredMainKey(paths, inv.root) };
+  const config = readLegacyConfig(paths, inv.root);
+  const ctx: DetectContext = { paths, root: inv.root, sessionsDirs: inv.sessionsDirs, agentDirs: inv.agentDirs, mainKey: configuredMainKey(config), config };
   const detected = IMPORTERS.flatMap((importer) => importer.detect(ctx).map((source) => ({ importer, source })));
   const reuse = options.previous ? inspections.get(options.previous) : undefined;
   const cache = new Map<string, { mtimeMs: number; inspection: SourceInspection }>();
@@ -104,6 +120,7 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       targetTable: importer.targetTable,
       targetTables: [...importer.targetTables],
       sourceKey: null,
+      targetDatabase: importer.target,
       action: "import",
       notes: [],
     };
@@ -138,6 +155,7 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
   };
   for (const s of planned) {
     const inspection = cache.get(s.path)?.inspection;
+    if (s.agentId === null) continue;
     if (inspection?.referencedSessionIds) addTo(facts.referencedSessionIds, s.agentId, inspection.referencedSessionIds);
     if (inspection?.hasMainKey) addTo(facts.indexesWithMainKey, s.agentId, [s.relativePath]);
   }
@@ -171,12 +189,13 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
   }
 
   for (const importer of IMPORTERS) importer.finalize?.(planned.filter((s) => s.kind === importer.kind), facts);
-  planned.sort(compareSources);
+  const kindOrder = new Map(IMPORTERS.map((i, n) => [i.kind, n]));
+  planned.sort((a, b) => compareSources(a, b, kindOrder));
   options.onProgress?.({ phase: "plan", done: detected.length, total: detected.length, bytesDone, bytesTotal });
 
-  const summary = Object.fromEntries(SOURCE_KINDS.map((k) => [k, emptySummary()])) as MigrationPlan["summary"];
+  const summary: MigrationPlan["summary"] = Object.fromEntries(IMPORTERS.map((i) => [i.kind, emptySummary()]));
   for (const s of planned) {
-    const k = summary[s.kind];
+    const k = (summary[s.kind] ??= emptySummary());
     k.files += 1;
     k.bytes += s.sizeBytes;
     k.records += s.records ?? 0;

@@ -1,11 +1,54 @@
 // The migration's vocabulary: legacy sources, the read-only plan, the importer interface and the run result.
 import type { StatePaths } from "../state/paths.js";
-import type { AgentDatabase } from "../state/state-databases.js";
+import type { AgentDatabase, GlobalDatabase } from "../state/state-databases.js";
 
 /** One kind per importer module under src/migration/importers/. */
-export type SourceKind = "sessions-index" | "transcript";
+export type SourceKind =
+  // Agent databases (data plane).
+  | "sessions-index"
+  | "transcript"
+  // Global database (control plane).
+  | "cron-jobs"
+  | "cron-state"
+  | "cron-runs"
+  | "auth-profiles"
+  | "auth-state"
+  | "auth-json"
+  | "oauth-credentials"
+  | "exec-approvals"
+  | "delivery-queue"
+  | "subagent-runs"
+  // Issue 5, second half.
+  | "conversation-bindings"
+  | "model-catalog"
+  | "device-identity"
+  | "device-auth"
+  | "device-pairing"
+  | "node-pairing"
+  | "sandbox-registry"
+  | "update-check"
+  | "config-health"
+  | "tui-last-session"
+  | "commitments"
+  | "gateway-instance-id"
+  | "tts-settings"
+  | "config-audit"
+  | "audit-log"
+  | "plugin-installs";
+
+/** Which database an importer writes: the source's agent database, or the global (control-plane) one. */
+export type TargetDatabase = "agent" | "global";
 
 export type PlanAction = "import" | "already-imported" | "changed-since-import" | "skip";
+
+/** An agent directory the inventory found: `agents/<id>/` with a valid id (its `agent/` subdir may be absent). */
+export interface AgentDir {
+  agentId: string;
+  /** `<root>/agents/<id>`. */
+  dir: string;
+  /** `<root>/agents/<id>/agent`: where auth profiles, models.json and the agent database live. */
+  agentDir: string;
+}
 
 /** A sessions directory the inventory found: `agents/<id>/sessions/` or the old root `sessions/` (agent main). */
 export interface SessionsDir {
@@ -22,13 +65,18 @@ export interface DetectContext {
   /** Where the legacy tree is read from: the state dir, or a legacy `~/.clawdbot`-style dir about to move there. */
   root: string;
   sessionsDirs: SessionsDir[];
+  /** Every `agents/<id>/` dir with a valid id, sorted by id. */
+  agentDirs: AgentDir[];
   /** `session.mainKey` from the config (lower-case; default "main"). */
   mainKey: string;
+  /** The parsed `openclaw.json` (JSON5-tolerant), or null when absent or unreadable. */
+  config: Record<string, unknown> | null;
 }
 
 export interface DetectedSource {
   kind: SourceKind;
-  agentId: string;
+  /** The agent the source belongs to; null for control-plane sources that belong to no agent (cron, queues). */
+  agentId: string | null;
   path: string;
   /** Relative to the root, with "/" separators: the stable name used in the ledger and under migrated/. */
   relativePath: string;
@@ -53,7 +101,7 @@ export interface SourceInspection {
 
 export interface PlannedSource {
   kind: SourceKind;
-  agentId: string;
+  agentId: string | null;
   path: string;
   relativePath: string;
   legacyRoot: boolean;
@@ -66,6 +114,8 @@ export interface PlannedSource {
   targetTables: string[];
   /** Idempotency key: sha256 over (kind, relative path, target table, sha256, size); null when unreadable. */
   sourceKey: string | null;
+  /** The database its rows go to (`agent`: the agent's own; `global`: the control-plane DB). */
+  targetDatabase: TargetDatabase;
   action: PlanAction;
   reason?: string;
   /** A skip that needs a human (conflicting duplicate, unreadable file), as opposed to e.g. an empty file. */
@@ -112,7 +162,8 @@ export interface MigrationPlan {
   leftovers: LeftoverItem[];
   /** Things the inventory ignored and why (e.g. agent directories with invalid ids). */
   notes: string[];
-  summary: Record<SourceKind, KindSummary>;
+  /** Per registered kind (kinds with no sources included, all zero). */
+  summary: Partial<Record<SourceKind, KindSummary>>;
   /** True when `doctor --fix` has something to do (imports, retirements or layout moves). */
   pending: boolean;
   /** Hash of every source's (path, kind, sha256, size, action) and the layout: equal plans, equal fingerprints. */
@@ -120,9 +171,16 @@ export interface MigrationPlan {
 }
 
 export interface ImportContext {
-  agentId: string;
+  /** The source's agent (null for sources of no agent). */
+  agentId: string | null;
   mainKey: string;
   runId: string;
+  paths: StatePaths;
+}
+
+/** Agent-target imports always have an agent. */
+export interface AgentImportContext extends ImportContext {
+  agentId: string;
 }
 
 /** What one import committed; stored in the ledger row's report and used by verification. */
@@ -141,22 +199,47 @@ export interface ImportCounts {
   expect: Record<string, number | string>;
 }
 
+/** How the doctor names a kind in findings: "3 legacy transcripts: …, 12 lines". */
+export interface KindLabel {
+  one: string;
+  many: string;
+  /** What `records` counts (entries, lines, jobs, …). */
+  records: string;
+}
+
 /**
  * One module per source kind. `detect` and `inspect` are read-only; `import` runs inside the caller's
- * transaction on the agent DB (global DB attached for the ledger) and must be idempotent (upserts).
+ * transaction and must be idempotent (upserts on natural keys). `target` picks the database:
+ * - `agent`: one BEGIN IMMEDIATE on the source's agent DB, global DB attached for the ledger row;
+ * - `global`: one BEGIN IMMEDIATE on the global DB holding both the rows and the ledger row.
+ * Plan, backup, verify, retire, ledger, idempotency and failure isolation are the same for both.
  */
-export interface SourceImporter {
+interface SourceImporterBase {
   readonly kind: SourceKind;
+  readonly label: KindLabel;
   readonly targetTable: string;
   readonly targetTables: readonly string[];
   detect(ctx: DetectContext): DetectedSource[];
   inspect(source: DetectedSource, ctx: DetectContext): SourceInspection;
   /** Cross-source rules once every source is inspected (duplicate session ids, orphan notes). */
   finalize?(own: PlannedSource[], facts: PlanFacts): void;
-  import(db: AgentDatabase, source: PlannedSource, ctx: ImportContext): ImportCounts;
-  /** After commit: null when the committed rows match `expected`, else what is missing. */
-  verify(db: AgentDatabase, source: PlannedSource, expected: ImportCounts, ctx: ImportContext): string | null;
 }
+
+export interface AgentSourceImporter extends SourceImporterBase {
+  readonly target: "agent";
+  import(db: AgentDatabase, source: PlannedSource, ctx: AgentImportContext): ImportCounts;
+  /** After commit: null when the committed rows match `expected`, else what is missing. */
+  verify(db: AgentDatabase, source: PlannedSource, expected: ImportCounts, ctx: AgentImportContext): string | null;
+}
+
+export interface GlobalSourceImporter extends SourceImporterBase {
+  readonly target: "global";
+  import(db: GlobalDatabase, source: PlannedSource, ctx: ImportContext): ImportCounts;
+  /** After commit: null when the committed rows match `expected`, else what is missing. */
+  verify(db: GlobalDatabase, source: PlannedSource, expected: ImportCounts, ctx: ImportContext): string | null;
+}
+
+export type SourceImporter = AgentSourceImporter | GlobalSourceImporter;
 
 export interface PlanFacts {
   /** agentId → session ids referenced by that agent's session indexes. */
@@ -169,7 +252,7 @@ export type SourceStatus = "imported" | "warning" | "already-imported" | "failed
 
 export interface SourceOutcome {
   kind: SourceKind;
-  agentId: string;
+  agentId: string | null;
   path: string;
   relativePath: string;
   sizeBytes: number;

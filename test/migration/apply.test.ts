@@ -164,7 +164,9 @@ describe("old layouts", () => {
 
     const { run } = await migrate(paths, { backup: false });
     expect(run.status).toBe("completed");
-    expect(fs.readdirSync(path.join(stateDir, "agents/main/agent")).sort()).toEqual(["auth-profiles.json", "models.json", "openclaw-agent.sqlite"]);
+    expect(fs.readdirSync(path.join(stateDir, "agents/main/agent")).sort()).toEqual(["auth-profiles.json", "openclaw-agent.sqlite"]);
+    // models.json moved with agent/ is imported (model-catalog) in the same run, then retired.
+    expect(rows(paths.globalDbPath, "SELECT catalog_key FROM agent_model_catalogs")).toEqual([{ catalog_key: "agents/main/agent" }]);
     expect(fs.existsSync(path.join(stateDir, "agent"))).toBe(false);
     const db = agentDbFile(paths);
     // Same key in both stores with the same updatedAt: the agent's own store (imported last) wins the tie.
@@ -183,7 +185,7 @@ describe("the demo's legacy tree", () => {
     const plan = await planMigration({ paths });
     expect(plan.sources.find((s) => s.relativePath === "sessions/sessions.json")!.mainKeyElsewhere).toBe(true);
     const { run } = await migrate(paths);
-    expect(run).toMatchObject({ status: "completed", totals: { imported: 6, retired: 6 } });
+    expect(run).toMatchObject({ status: "completed", totals: { imported: 7, retired: 7 } });
     const main = agentDbFile(paths, "main");
     expect(rows(main, "SELECT session_key, session_id FROM session_routes ORDER BY session_key")).toEqual([
       { session_key: "agent:main:+15550002", session_id: "s-root-dm" },
@@ -196,7 +198,7 @@ describe("the demo's legacy tree", () => {
       { session_id: "s-ops", session_key: "agent:main:unknown:group:ops" },
       { session_id: "s-root-dm", session_key: "agent:main:+15550002" },
     ]);
-    expect(fs.existsSync(path.join(stateDir, "agents/main/agent/models.json"))).toBe(true);
+    expect(fs.existsSync(path.join(stateDir, "agents/main/agent/models.json"))).toBe(false);
     expect(fs.existsSync(path.join(stateDir, "agents/main/sessions/s-main-old.jsonl.reset.2025-12-31T00-00-00.000Z"))).toBe(true);
   });
 });
@@ -215,7 +217,7 @@ describe("per-agent failures", () => {
     const failed = run.sources.filter((o) => o.status === "failed");
     expect(failed.map((o) => o.relativePath).sort()).toEqual(["agents/work/sessions/sessions.json", "agents/work/sessions/w-main.jsonl"]);
     expect(failed[0]!.reason).toMatch(/agent database "work" cannot be opened/);
-    expect(run.sources.filter((o) => o.status === "imported")).toHaveLength(6);
+    expect(run.sources.filter((o) => o.status === "imported")).toHaveLength(7);
     expect(fs.existsSync(path.join(stateDir, "agents/work/sessions/w-main.jsonl"))).toBe(true);
   });
 });

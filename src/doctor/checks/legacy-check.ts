@@ -3,22 +3,19 @@ import { formatBytes, formatCount } from "../../cli/render/format.js";
 import { applyMigration } from "../../migration/apply-migration.js";
 import { moveLegacyStateDir } from "../../migration/layout.js";
 import { planMigration } from "../../migration/plan-migration.js";
+import { importerFor } from "../../migration/importers/index.js";
 import type { MigrationPlan, PlannedSource, SourceKind } from "../../migration/types.js";
 import { pathExists } from "../../state/private-fs.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding, Repair } from "../types.js";
 
-const KIND_LABEL: Record<SourceKind, { one: string; many: string; records: string }> = {
-  "sessions-index": { one: "legacy session index", many: "legacy session indexes", records: "entries" },
-  transcript: { one: "legacy transcript", many: "legacy transcripts", records: "lines" },
-};
-
 function plural(n: number, kind: SourceKind): string {
-  return `${formatCount(n)} ${n === 1 ? KIND_LABEL[kind].one : KIND_LABEL[kind].many}`;
+  const label = importerFor(kind).label;
+  return `${formatCount(n)} ${n === 1 ? label.one : label.many}`;
 }
 
 function fileLine(s: PlannedSource): string {
   const what = s.action === "skip" ? `skip: ${s.reason ?? ""}` : s.action;
-  return `${s.relativePath} (${formatBytes(s.sizeBytes)}, ${s.records ?? "?"} ${KIND_LABEL[s.kind].records}) → ${what}`;
+  return `${s.relativePath} (${formatBytes(s.sizeBytes)}, ${s.records ?? "?"} ${importerFor(s.kind).label.records}) → ${what}`;
 }
 
 /** One finding per kind with counts; per-file lines with --verbose, problem lines always. */
@@ -35,8 +32,8 @@ export function planFindings(plan: MigrationPlan, verbose: boolean): Finding[] {
   }
   for (const kind of Object.keys(plan.summary) as SourceKind[]) {
     const sources = plan.sources.filter((s) => s.kind === kind);
-    if (sources.length === 0) continue;
     const summary = plan.summary[kind];
+    if (sources.length === 0 || !summary) continue;
     const a = summary.byAction;
     const parts = [
       a.import > 0 ? `${formatCount(a.import)} to import` : "",
@@ -53,7 +50,7 @@ export function planFindings(plan: MigrationPlan, verbose: boolean): Finding[] {
     findings.push({
       id: `legacy.${kind}`,
       severity: pending > 0 || problems.length > 0 ? "warning" : "info",
-      title: `${plural(summary.files, kind)}: ${parts.join(", ")} — ${formatBytes(summary.bytes)}, ${formatCount(summary.records)} ${KIND_LABEL[kind].records}`,
+      title: `${plural(summary.files, kind)}: ${parts.join(", ")} — ${formatBytes(summary.bytes)}, ${formatCount(summary.records)} ${importerFor(kind).label.records}`,
       ...(detail.length > 0 ? { detail: detail.join("\n") } : {}),
       ...(pending > 0 ? { fix: "`doctor --fix` imports them into SQLite after a verified backup, then moves each file under migrated/<run id>/ (`--remove-sources` deletes instead)." } : {}),
     });

@@ -2,9 +2,40 @@
 import type { SourceImporter, SourceKind } from "../types.js";
 import { sessionsIndexImporter } from "./sessions-index.js";
 import { transcriptImporter } from "./transcript.js";
+import { conversationBindingsImporter } from "./conversation-bindings.js";
+import { deviceAuthImporter, deviceIdentityImporter, devicePairingImporter, nodePairingImporter } from "./devices.js";
+import { modelCatalogsImporter } from "./model-catalogs.js";
+import { auditLogsImporter, configAuditImporter, gatewayInstanceIdImporter, pluginInstallsImporter, ttsSettingsImporter } from "./plugin-state-files.js";
+import { sandboxRegistryImporter } from "./sandbox-registry.js";
+import { commitmentsImporter, configHealthImporter, tuiLastSessionImporter, updateCheckImporter } from "./small-state.js";
 
-/** In import order: an agent's session indexes before its transcripts (transcripts look up their session row). */
-export const IMPORTERS: readonly SourceImporter[] = [sessionsIndexImporter, transcriptImporter];
+/**
+ * In import order within each target database: an agent's session indexes before its transcripts
+ * (transcripts look up their session row). Agent-database sources run before global-database ones.
+ */
+export const IMPORTERS: readonly SourceImporter[] = [
+  // Agent databases.
+  sessionsIndexImporter,
+  transcriptImporter,
+  // Global database.
+  // Issue 5, second half.
+  conversationBindingsImporter,
+  modelCatalogsImporter,
+  deviceIdentityImporter,
+  deviceAuthImporter,
+  devicePairingImporter,
+  nodePairingImporter,
+  sandboxRegistryImporter,
+  updateCheckImporter,
+  configHealthImporter,
+  tuiLastSessionImporter,
+  commitmentsImporter,
+  gatewayInstanceIdImporter,
+  ttsSettingsImporter,
+  configAuditImporter,
+  auditLogsImporter,
+  pluginInstallsImporter,
+];
 
 export function importerFor(kind: SourceKind): SourceImporter {
   const importer = IMPORTERS.find((i) => i.kind === kind);

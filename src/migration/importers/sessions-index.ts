@@ -6,7 +6,7 @@ import { OperationError, describeError } from "../../core/errors.js";
 import { parseTolerantJson } from "../../core/tolerant-json.js";
 import { compareText } from "../inventory.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
-import type { DetectContext, DetectedSource, ImportContext, ImportCounts, PlanFacts, PlannedSource, SourceImporter, SourceInspection } from "../types.js";
+import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource,  ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { canonicalizeStore, isOrphanSessionKey, mainSessionKey, type CanonicalEntry, type KeyedEntry } from "./session-keys.js";
 import { conversationFor, deliveryRouteOf, entryJsonFor, isObject, normalizeLegacyEntry, sessionRowFor } from "./session-projection.js";
 
@@ -119,17 +119,19 @@ function inspect(source: DetectedSource, ctx: DetectContext): SourceInspection {
     const digest = crypto.createHash("sha256").digest("hex");
     return { sha256: digest, sizeBytes: 0, records: 0, notes: [], skipReason: "empty file (nothing to import; left in place)" };
   }
+  // Detected from an agent's sessions dir: always has an agent.
+  const agentId = source.agentId!;
   try {
-    const index = loadIndex(source.path, source.agentId, ctx.mainKey, Math.trunc(st.mtimeMs), false);
+    const index = loadIndex(source.path, agentId, ctx.mainKey, Math.trunc(st.mtimeMs), false);
     const notes = [...index.duplicates, ...index.warnings];
-    if (index.seededMainFrom) notes.push(`${mainSessionKey(source.agentId)} is absent: seeded from the newest direct entry ${JSON.stringify(index.seededMainFrom)} unless another index or the database has it`);
+    if (index.seededMainFrom) notes.push(`${mainSessionKey(agentId)} is absent: seeded from the newest direct entry ${JSON.stringify(index.seededMainFrom)} unless another index or the database has it`);
     return {
       sha256: index.sha256,
       sizeBytes: index.sizeBytes,
       records: index.rawCount,
       notes,
       referencedSessionIds: [...index.keysBySession.keys()],
-      hasMainKey: index.canonical.has(mainSessionKey(source.agentId)) && index.seededMainFrom === null,
+      hasMainKey: index.canonical.has(mainSessionKey(agentId)) && index.seededMainFrom === null,
     };
   } catch (error) {
     // The plan still lists it: the import will fail the same way, be recorded, and leave the file in place.
@@ -172,7 +174,7 @@ function indexStatements(db: AgentDatabase) {
   };
 }
 
-function importIndex(db: AgentDatabase, source: PlannedSource, ctx: ImportContext): ImportCounts {
+function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportContext): ImportCounts {
   const st = indexStatements(db);
   // The main key is seeded only when no store of the agent (this one, another index, the DB) has it.
   const mainExists = Boolean(source.mainKeyElsewhere) || st.routeUpdatedAt.get(mainSessionKey(ctx.agentId)) !== undefined;
@@ -240,7 +242,7 @@ function importIndex(db: AgentDatabase, source: PlannedSource, ctx: ImportContex
 }
 
 /** Re-reads the index (still in place before retirement): every key has an entry and a route, every session a row. */
-function verify(db: AgentDatabase, source: PlannedSource, _expected: ImportCounts, ctx: ImportContext): string | null {
+function verify(db: AgentDatabase, source: PlannedSource, _expected: ImportCounts, ctx: AgentImportContext): string | null {
   const index = loadIndex(source.path, ctx.agentId, ctx.mainKey, fileMtime(source.path), true);
   const st = indexStatements(db);
   const missing: string[] = [];
@@ -258,15 +260,17 @@ function verify(db: AgentDatabase, source: PlannedSource, _expected: ImportCount
 /** An agent's main key held by one of its indexes must not be seeded by another (the old root store). */
 function finalize(own: PlannedSource[], facts: PlanFacts): void {
   for (const s of own) {
-    const holders = facts.indexesWithMainKey.get(s.agentId);
+    const holders = facts.indexesWithMainKey.get(s.agentId ?? "");
     if (!holders || ![...holders].some((p) => p !== s.relativePath)) continue;
     s.mainKeyElsewhere = true;
     s.notes = s.notes.filter((n) => !n.includes("is absent: seeded from"));
   }
 }
 
-export const sessionsIndexImporter: SourceImporter = {
+export const sessionsIndexImporter: AgentSourceImporter = {
   kind: "sessions-index",
+  target: "agent",
+  label: { one: "legacy session index", many: "legacy session indexes", records: "entries" },
   targetTable: "sessions",
   targetTables: ["sessions", "session_entries", "session_routes", "conversations", "session_conversations"],
   detect,

@@ -5,8 +5,8 @@ import path from "node:path";
 import { OperationError, describeError } from "../../core/errors.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
 import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
+import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource,  ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { compareText } from "../inventory.js";
-import type { DetectContext, DetectedSource, ImportContext, ImportCounts, PlanFacts, PlannedSource, SourceImporter, SourceInspection } from "../types.js";
 import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
 import { headerVersion, isSessionHeader, normalizeHeader, TranscriptNormalizer } from "./transcript-normalize.js";
 
@@ -110,8 +110,10 @@ function finalize(own: PlannedSource[], facts: PlanFacts): void {
   }
   for (const s of own) {
     if (s.action === "skip" || !s.sessionId) continue;
-    if (!facts.referencedSessionIds.get(s.agentId)?.has(s.sessionId)) {
-      s.notes.push(`orphan: no session index in this plan references session ${s.sessionId}; it gets the sessions row ${orphanSessionKey(s.agentId, s.sessionId)} unless the database already has the session`);
+    // Detected from an agent's sessions dir: always has an agent.
+    const agentId = s.agentId!;
+    if (!facts.referencedSessionIds.get(agentId)?.has(s.sessionId)) {
+      s.notes.push(`orphan: no session index in this plan references session ${s.sessionId}; it gets the sessions row ${orphanSessionKey(agentId, s.sessionId)} unless the database already has the session`);
     }
   }
 }
@@ -120,7 +122,7 @@ function fail(file: string, lineNo: number, what: string): never {
   throw new OperationError("invalid_transcript", `${file}:${lineNo}: ${what}; the file was left in place.`, { path: file });
 }
 
-function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: ImportContext): ImportCounts {
+function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentImportContext): ImportCounts {
   // Raw prepared statements (cached per connection): this is the hot path, measured by bench/migrate.mjs.
   const insertEvent = db.prepare(
     "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (session_id, seq) DO UPDATE SET event_json = excluded.event_json, created_at = excluded.created_at",
@@ -267,8 +269,10 @@ function verify(db: AgentDatabase, source: PlannedSource, expected: ImportCounts
   return `session ${sessionId}: expected ${events} event(s) and ${identities} identit(ies), found ${gotEvents} and ${gotIdentities}`;
 }
 
-export const transcriptImporter: SourceImporter = {
+export const transcriptImporter: AgentSourceImporter = {
   kind: "transcript",
+  target: "agent",
+  label: { one: "legacy transcript", many: "legacy transcripts", records: "lines" },
   targetTable: "transcript_events",
   targetTables: ["transcript_events", "transcript_event_identities"],
   detect,

@@ -1,0 +1,106 @@
+// Reading a whole-JSON legacy source (config-sized files): size cap, sha256, UTF-8, JSON then JSON5; errors never quote content.
+import { isUtf8 } from "node:buffer";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import { OperationError } from "../core/errors.js";
+import { describeParseError } from "../core/redact.js";
+import { parseTolerantJson } from "../core/tolerant-json.js";
+import type { DetectedSource, SourceInspection } from "./types.js";
+
+/** Control-plane JSON files are small; beyond this one is refused rather than parsed whole. */
+export const MAX_JSON_SOURCE_BYTES = 64 * 1024 * 1024;
+
+export interface JsonSource {
+  value: unknown;
+  sha256: string;
+  sizeBytes: number;
+}
+
+export function sha256Of(bytes: Buffer | string): string {
+  return crypto.createHash("sha256").update(bytes).digest("hex");
+}
+
+/** sha256 and size of a file, streamed (for sources that will not parse). */
+export function hashFile(file: string): { sha256: string; sizeBytes: number } {
+  const hash = crypto.createHash("sha256");
+  const fd = fs.openSync(file, "r");
+  const buf = Buffer.allocUnsafe(1024 * 1024);
+  let size = 0;
+  try {
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      hash.update(buf.subarray(0, n));
+      size += n;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return { sha256: hash.digest("hex"), sizeBytes: size };
+}
+
+/**
+ * Reads and parses a JSON source: strict JSON first, then the tolerant reader (comments, trailing commas).
+ * Error messages name the file and a position, never its text: these files can hold credentials.
+ */
+export function readJsonSource(file: string, maxBytes = MAX_JSON_SOURCE_BYTES): JsonSource {
+  const size = fs.statSync(file).size;
+  if (size > maxBytes) {
+    throw new OperationError("source_too_large", `${file} is ${size} bytes, more than the ${Math.round(maxBytes / 1048576)} MiB this kind of file may be; it was left in place.`, { path: file });
+  }
+  const bytes = fs.readFileSync(file);
+  const sha256 = sha256Of(bytes);
+  if (!isUtf8(bytes)) throw new OperationError("invalid_utf8", `${file}: not valid UTF-8; the file was left in place.`, { path: file });
+  const text = bytes.toString("utf8").replace(/^\uFEFF/, "");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (strictError) {
+    try {
+      value = parseTolerantJson(text);
+    } catch {
+      throw new OperationError("invalid_json", `${file}: ${describeParseError(strictError, text)}; the file was left in place.`, { path: file });
+    }
+  }
+  return { value, sha256, sizeBytes: bytes.length };
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Throws the "wrong shape" error of a source: what was expected and what was found (a type, never a value). */
+export function shapeError(file: string, expected: string, found: unknown): OperationError {
+  const what = found === null ? "null" : Array.isArray(found) ? "an array" : typeof found === "object" ? "an object" : `a ${typeof found}`;
+  return new OperationError("invalid_shape", `${file}: expected ${expected}, found ${what}; the file was left in place.`, { path: file });
+}
+
+export interface JsonInspection {
+  records: number;
+  notes?: string[];
+  skipReason?: string;
+}
+
+/**
+ * The usual `inspect` of a JSON source: an empty file is skipped; one that does not parse (or has the wrong
+ * shape) is still planned with a "will fail" note, so the import records the failure and leaves it in place.
+ */
+export function inspectJsonSource(source: DetectedSource, count: (value: unknown) => JsonInspection): SourceInspection {
+  const st = fs.statSync(source.path);
+  if (st.size === 0) return { sha256: sha256Of(""), sizeBytes: 0, records: 0, notes: [], skipReason: "empty file (nothing to import; left in place)" };
+  try {
+    const parsed = readJsonSource(source.path);
+    const c = count(parsed.value);
+    return { sha256: parsed.sha256, sizeBytes: parsed.sizeBytes, records: c.records, notes: c.notes ?? [], ...(c.skipReason ? { skipReason: c.skipReason } : {}) };
+  } catch (error) {
+    const { sha256, sizeBytes } = hashFile(source.path);
+    return { sha256, sizeBytes, records: 0, notes: [`will fail: ${error instanceof Error ? error.message : String(error)}`] };
+  }
+}
+
+/** The planned sha256 must still hold at import time: a file changed since the plan is left for the next run. */
+export function assertUnchanged(source: { path: string; sha256: string | null }, sha256: string): void {
+  if (source.sha256 !== null && source.sha256 !== sha256) {
+    throw new OperationError("source_changed", `${source.path} changed since it was planned; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
+  }
+}
