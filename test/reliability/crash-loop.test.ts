@@ -28,11 +28,12 @@ describe("crash loop: doctor --fix", () => {
     let kills = 0;
     let corpora = 0;
     // A run that finishes before its kill leaves nothing to interrupt: check it, then start over on a fresh corpus.
-    while (kills < KILLS && corpora < 8) {
+    while (kills < KILLS && corpora < KILLS) {
       corpora += 1;
       const crashed = legacyCorpusState(CORPUS);
       for (let attempt = 0; attempt < KILLS * 2 && kills < KILLS; attempt += 1) {
-        const ms = Math.floor(120 + rand() * fullMs * 0.8);
+        // Within the first ~60% of an uninterrupted run (timed under the same load), so most attempts land mid-run.
+        const ms = Math.floor(120 + rand() * fullMs * 0.6);
         const outcome = await runAndKill(ARGS, crashed.env, ms);
         log.push(`corpus ${corpora}: ${outcome} at ${ms} ms`);
         assertNothingRetiredWithoutRows(crashed.stateDir);
