@@ -3,7 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describeError } from "../core/errors.js";
-import type { StatePaths } from "../state/paths.js";
+import { isPathInside, type StatePaths } from "../state/paths.js";
 import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
 import { importerFor } from "./importers/index.js";
@@ -146,7 +146,10 @@ function processSource(state: RunState, agentDb: AgentDatabase | null, s: Planne
     return outcomeOf(s, "failed", { reason: describeError(error) });
   }
   const notes: string[] = [];
-  const destination = state.options.removeSources ? null : retiredPath(state.options.paths.stateDir, state.runId, s.relativePath);
+  // A source outside the state dir (a configured cron store, an OAuth dir elsewhere) is not in the
+  // pre-migration backup: it is always moved, never deleted.
+  const deletable = state.options.removeSources && isPathInside(state.options.paths.stateDir, s.path);
+  const destination = deletable ? null : retiredPath(state.options.paths.stateDir, state.runId, s.relativePath);
   const retirement: Partial<SourceOutcome> = { retired: destination === null ? "deleted" : "moved", ...(destination !== null ? { retiredTo: destination } : {}) };
 
   if (s.action === "already-imported") {

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import { OperationError } from "../core/errors.js";
 import { describeParseError } from "../core/redact.js";
 import { parseTolerantJson } from "../core/tolerant-json.js";
+import { hashFile } from "./line-stream.js";
 import type { DetectedSource, SourceInspection } from "./types.js";
 
 /** Control-plane JSON files are small; beyond this one is refused rather than parsed whole. */
@@ -18,25 +19,6 @@ export interface JsonSource {
 
 export function sha256Of(bytes: Buffer | string): string {
   return crypto.createHash("sha256").update(bytes).digest("hex");
-}
-
-/** sha256 and size of a file, streamed (for sources that will not parse). */
-export function hashFile(file: string): { sha256: string; sizeBytes: number } {
-  const hash = crypto.createHash("sha256");
-  const fd = fs.openSync(file, "r");
-  const buf = Buffer.allocUnsafe(1024 * 1024);
-  let size = 0;
-  try {
-    for (;;) {
-      const n = fs.readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      hash.update(buf.subarray(0, n));
-      size += n;
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-  return { sha256: hash.digest("hex"), sizeBytes: size };
 }
 
 /**

@@ -1,5 +1,12 @@
 // The importer registry: one module per legacy source kind; a new kind is a new file added here.
 import type { SourceImporter, SourceKind } from "../types.js";
+import { authJsonImporter } from "./auth-json.js";
+import { authProfilesImporter } from "./auth-profiles.js";
+import { authStateImporter } from "./auth-state.js";
+import { cronJobsImporter } from "./cron-jobs.js";
+import { cronRunsImporter } from "./cron-runs.js";
+import { cronStateImporter } from "./cron-state.js";
+import { oauthCredentialsImporter } from "./oauth-credentials.js";
 import { sessionsIndexImporter } from "./sessions-index.js";
 import { transcriptImporter } from "./transcript.js";
 
@@ -11,7 +18,15 @@ export const IMPORTERS: readonly SourceImporter[] = [
   // Agent databases.
   sessionsIndexImporter,
   transcriptImporter,
-  // Global database.
+  // Global database. A store's jobs before its state (merged into the job rows) and its run logs.
+  cronJobsImporter,
+  cronStateImporter,
+  cronRunsImporter,
+  // An agent's auth-profiles.json first: it wins over the legacy auth.json and credentials/oauth.json.
+  authProfilesImporter,
+  authStateImporter,
+  authJsonImporter,
+  oauthCredentialsImporter,
 ];
 
 export function importerFor(kind: SourceKind): SourceImporter {
