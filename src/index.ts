@@ -1,7 +1,7 @@
 // The library entry: the program for host CLIs plus the storage core and the commands' core functions.
 export { createProgram, type CreateProgramOptions } from "./cli/program.js";
 export { runCli, type RunCliOptions } from "./cli/run-cli.js";
-export { createCaptureOutput, createOutput, type Output, type Progress } from "./cli/output.js";
+export { createCaptureOutput, createOutput, type Output, type Progress, type Choice } from "./cli/output.js";
 export * from "./core/errors.js";
 export { toolVersion } from "./core/version.js";
 export { resolveStatePaths, agentDbPath, expandUserPath, type StatePaths, type ResolveStatePathsOptions } from "./state/paths.js";
@@ -68,6 +68,28 @@ export type {
 } from "./backup/types.js";
 export { parseTolerantJson } from "./core/tolerant-json.js";
 export { redactSecrets, isSecretKey, collectSecretValues, SecretScrubber, describeParseError, REDACTED } from "./core/redact.js";
+export {
+  runReset,
+  type ResetOptions,
+  type ResetResult,
+  type ResetDecision,
+  type ResetEvent,
+  type ResetRemoved,
+  type ResetFailure,
+  type ResetBackupInfo,
+} from "./reset/apply-reset.js";
+export {
+  planReset,
+  parseResetScope,
+  RESET_SCOPES,
+  RESET_SCOPE_HINTS,
+  type ResetScope,
+  type ResetPlan,
+  type ResetTarget,
+  type ResetKind,
+  type ResetNote,
+  type PlanResetInput,
+} from "./reset/plan-reset.js";
 export { planMigration, type PlanMigrationOptions } from "./migration/plan-migration.js";
 export { applyMigration, type ApplyMigrationOptions } from "./migration/apply-migration.js";
 export { migrationHistory, type MigrationHistoryOptions, type MigrationHistoryResult, type MigrationHistoryRun } from "./migration/migration-history.js";

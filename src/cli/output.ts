@@ -9,6 +9,17 @@ export interface Progress {
   stop(): void;
 }
 
+/** One option of a `choose` prompt. */
+export interface Choice<T extends string = string> {
+  value: T;
+  label: string;
+  /** One line saying what picking it means. */
+  hint?: string;
+}
+
+export type ConfirmPrompt = (question: string) => Promise<boolean>;
+export type ChoosePrompt = (question: string, choices: readonly Choice[]) => Promise<string | undefined>;
+
 export interface OutputOptions {
   json: boolean;
   quiet: boolean;
@@ -43,6 +54,8 @@ export interface Output extends OutputOptions {
   progress(text: string): Progress;
   /** Yes/no question; only call when `canPrompt`. */
   confirm(question: string): Promise<boolean>;
+  /** Pick one of `choices`; only call when `canPrompt`. Undefined when the operator cancels. */
+  choose<T extends string>(question: string, choices: readonly Choice<T>[]): Promise<T | undefined>;
 }
 
 export interface Sink {
@@ -63,7 +76,7 @@ const JSON_STREAM_CHUNK = 64 * 1024;
 
 const noopProgress: Progress = { update() {}, succeed() {}, fail() {}, stop() {} };
 
-export function createOutput(options: OutputOptions, sink: Sink, prompt?: (question: string) => Promise<boolean>): Output {
+export function createOutput(options: OutputOptions, sink: Sink, prompt?: ConfirmPrompt, choosePrompt?: ChoosePrompt): Output {
   const style = new Chalk({ level: options.color ? 1 : 0 });
   let backedUp = false;
   const out = (text: string): void => {
@@ -141,6 +154,12 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: (quest
       if (!options.canPrompt || !prompt) return false;
       return prompt(question);
     },
+    async choose<T extends string>(question: string, choices: readonly Choice<T>[]): Promise<T | undefined> {
+      if (!options.canPrompt || !choosePrompt) return undefined;
+      const picked = await choosePrompt(question, choices);
+      // Only a listed value counts: a prompt implementation can never smuggle in another one.
+      return choices.find((c) => c.value === picked)?.value;
+    },
   };
 }
 
@@ -168,6 +187,7 @@ export function createProcessOutput(flags: { json?: boolean; quiet?: boolean; ve
       drain: () => waitForStdout(),
     },
     askOnTerminal,
+    chooseOnTerminal,
   );
 }
 
@@ -193,6 +213,23 @@ async function askOnTerminal(question: string): Promise<boolean> {
   try {
     const answer = await rl.question(`${question} [y/N] `);
     return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+/** Numbered list on stderr; the answer is a number or a value, empty cancels. */
+async function chooseOnTerminal(question: string, choices: readonly Choice[]): Promise<string | undefined> {
+  const { createInterface } = await import("node:readline/promises");
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    process.stderr.write(`${question}\n`);
+    choices.forEach((c, i) => process.stderr.write(`  ${i + 1}) ${c.label}${c.hint ? ` — ${c.hint}` : ""}\n`));
+    const answer = (await rl.question(`Choose 1-${choices.length} (empty to cancel): `)).trim();
+    if (answer === "") return undefined;
+    const n = Number(answer);
+    if (Number.isInteger(n) && n >= 1 && n <= choices.length) return choices[n - 1]!.value;
+    return choices.find((c) => c.value === answer)?.value;
   } finally {
     rl.close();
   }
@@ -235,8 +272,8 @@ export interface CapturedOutput {
   stderr(): string;
 }
 
-/** Output for tests: everything captured as strings; prompts answered by `answers`. */
-export function createCaptureOutput(options: Partial<OutputOptions> = {}, answers: boolean[] = []): CapturedOutput {
+/** Output for tests: everything captured as strings; prompts answered in order by `answers` (booleans for confirm, values for choose). */
+export function createCaptureOutput(options: Partial<OutputOptions> = {}, answers: Array<boolean | string> = []): CapturedOutput {
   let out = "";
   let err = "";
   const output = createOutput(
@@ -250,7 +287,11 @@ export function createCaptureOutput(options: Partial<OutputOptions> = {}, answer
       ...options,
     },
     { stdout: (t) => void (out += t), stderr: (t) => void (err += t) },
-    async () => answers.shift() ?? false,
+    async () => answers.shift() === true,
+    async () => {
+      const answer = answers.shift();
+      return typeof answer === "string" ? answer : undefined;
+    },
   );
   return { output, stdout: () => out, stderr: () => err };
 }

@@ -8,6 +8,7 @@ import { registerDoctorCommand } from "./commands/doctor.js";
 import { registerInspectCommand } from "./commands/inspect.js";
 import { registerMigrateCommand } from "./commands/migrate.js";
 import { registerSessionsCommand } from "./commands/sessions.js";
+import { registerResetCommand } from "./commands/reset.js";
 
 export interface CreateProgramOptions {
   host?: Partial<CliHost>;
@@ -22,6 +23,7 @@ Examples:
   $ openclaw-state sessions list --all-agents  # newest sessions of every agent
   $ openclaw-state backup create               # verified .tar.gz in <stateDir>-backups/
   $ openclaw-state --state-dir /srv/openclaw/.openclaw inspect --check
+  $ openclaw-state reset --scope config+creds+sessions --dry-run
 
 Exit codes: 0 ok, 1 failed or error findings, 2 usage error, 75 state locked by another process.
 Docs: docs/cli.md`;
@@ -56,5 +58,6 @@ export function createProgram(options: CreateProgramOptions = {}): Command {
   registerMigrateCommand(program, host);
   registerSessionsCommand(program, host);
   registerBackupCommand(program, host);
+  registerResetCommand(program, host);
   return program;
 }

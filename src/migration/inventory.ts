@@ -45,6 +45,11 @@ function regularFiles(dir: string): string[] {
   }
 }
 
+/** Code-unit order: locale-independent (the same plan on every machine) and cheap for thousands of sources. */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export function toPosix(rel: string): string {
   return rel.split(path.sep).join("/");
 }

@@ -6,7 +6,7 @@ import { describeError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { IMPORTERS } from "./importers/index.js";
-import { takeInventory } from "./inventory.js";
+import { compareText, takeInventory } from "./inventory.js";
 import { configuredMainKey, readLegacyConfig } from "./legacy-config.js";
 import { findLatestSourceByPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
 import type { DetectContext, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceInspection, SourceKind } from "./types.js";
@@ -38,14 +38,14 @@ function emptySummary(): KindSummary {
  * the agent's own (newer wins ties).
  */
 function compareSources(a: PlannedSource, b: PlannedSource, kindOrder: Map<SourceKind, number>): number {
-  const byAgent = a.targetDatabase === "agent" ? (a.agentId ?? "").localeCompare(b.agentId ?? "") : 0;
+  const byAgent = a.targetDatabase === "agent" ? compareText(a.agentId ?? "", b.agentId ?? "") : 0;
   return (
     Number(a.targetDatabase === "global") - Number(b.targetDatabase === "global") ||
     byAgent ||
     kindOrder.get(a.kind)! - kindOrder.get(b.kind)! ||
-    (a.agentId ?? "").localeCompare(b.agentId ?? "") ||
+    compareText(a.agentId ?? "", b.agentId ?? "") ||
     Number(b.legacyRoot) - Number(a.legacyRoot) ||
-    a.relativePath.localeCompare(b.relativePath)
+    compareText(a.relativePath, b.relativePath)
   );
 }
 

@@ -41,6 +41,11 @@ export interface MaintenanceLease {
   readonly owner: LeaseOwner;
   readonly takenOver: LeaseInfo[];
   release(): void;
+  /**
+   * Stops the heartbeat and leaves the row in place: for a caller about to delete the global DB itself
+   * (reset --scope full), so no other process can take the lease between release and deletion.
+   */
+  detach(): void;
 }
 
 function pidAlive(pid: number): boolean {
@@ -154,6 +159,10 @@ export function acquireMaintenanceLease(global: GlobalDatabase, options: Acquire
   return {
     owner,
     takenOver,
+    detach() {
+      released = true;
+      clearInterval(timer);
+    },
     release() {
       if (released) return;
       released = true;

@@ -75,3 +75,8 @@ export function isPathInside(parent: string, child: string): boolean {
   const rel = path.relative(parent, child);
   return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }
+
+/** The default workspace folder names inside the state dir (`workspace`, `workspace-<agentId>`). */
+export function isWorkspaceDirName(name: string): boolean {
+  return name === "workspace" || name.startsWith("workspace-");
+}

@@ -48,8 +48,8 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs the CLI in-process with captured output (no TTY; prompts answered from `answers`). */
-export async function runInProcess(args: string[], env: NodeJS.ProcessEnv, answers: boolean[] = []): Promise<CliRun> {
+/** Runs the CLI in-process with captured output (no TTY; prompts answered in order from `answers`: booleans confirm, strings choose). */
+export async function runInProcess(args: string[], env: NodeJS.ProcessEnv, answers: Array<boolean | string> = []): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
   const sink = { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t) };
@@ -60,7 +60,11 @@ export async function runInProcess(args: string[], env: NodeJS.ProcessEnv, answe
       createOutput(
         { json: flags.json, quiet: flags.quiet, verbose: flags.verbose, color: false, interactive: false, canPrompt: answers.length > 0 && !flags.json },
         sink,
-        async () => answers.shift() ?? false,
+        async () => answers.shift() === true,
+        async () => {
+          const answer = answers.shift();
+          return typeof answer === "string" ? answer : undefined;
+        },
       ),
   });
   return { code, stdout, stderr };

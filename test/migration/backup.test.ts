@@ -14,7 +14,7 @@ function sha256(file: string): string {
 describe("pre-migration backup", () => {
   it("is written before the import, verifies, and holds every legacy file as it was", async () => {
     const { env, stateDir, paths } = makeTempState("legacy-state");
-    const legacy = ["agents/main/sessions/sessions.json", "agents/main/sessions/s-main.jsonl", "agents/main/sessions/s-ops.jsonl", "agents/work/sessions/w-main.jsonl", "sessions/sessions.json", "sessions/s-root-dm.jsonl", "agent/models.json"];
+    const legacy = ["agents/main/sessions/sessions.json", "agents/main/sessions/s-main.jsonl", "agents/main/sessions/s-ops.jsonl", "sessions/sessions.json", "sessions/s-root-dm.jsonl", "agent/models.json"];
     const originals = Object.fromEntries(legacy.map((rel) => [rel, sha256(path.join(stateDir, rel))]));
     const backupDir = makeTempDir("ocs-backups-");
 

@@ -1,12 +1,8 @@
 // Permission check: state files readable by group/other (wider than 0600/0700), tightened by `--fix`.
 import fs from "node:fs";
 import path from "node:path";
+import { isWorkspaceDirName } from "../../state/paths.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding, Repair } from "../types.js";
-
-/** Workspaces hold the user's own project files (with their own modes), so they are not ours to tighten. */
-function isWorkspaceDir(name: string): boolean {
-  return name === "workspace" || name.startsWith("workspace-");
-}
 
 export interface LooseModeEntry {
   path: string;
@@ -37,7 +33,8 @@ export function findLooseModes(roots: string[]): LooseModeEntry[] {
         continue;
       }
       for (const name of names) {
-        if (isWorkspaceDir(name)) continue;
+        // Workspaces hold the user's own project files (with their own modes), so they are not ours to tighten.
+        if (isWorkspaceDirName(name)) continue;
         stack.push(path.join(current, name));
       }
     } else if (st.isFile() && (mode & 0o077) !== 0) {

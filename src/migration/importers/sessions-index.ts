@@ -4,6 +4,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import { OperationError, describeError } from "../../core/errors.js";
 import { parseTolerantJson } from "../../core/tolerant-json.js";
+import { compareText } from "../inventory.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource,  ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { canonicalizeStore, isOrphanSessionKey, mainSessionKey, type CanonicalEntry, type KeyedEntry } from "./session-keys.js";
@@ -95,7 +96,7 @@ export function loadIndex(file: string, agentId: string, mainKey: string, fallba
 function ownerKey(keys: string[], canonical: Map<string, CanonicalEntry<Obj>>, agentId: string): string {
   const main = mainSessionKey(agentId);
   if (keys.includes(main)) return main;
-  return [...keys].sort((a, b) => canonical.get(b)!.updatedAt - canonical.get(a)!.updatedAt || a.localeCompare(b))[0]!;
+  return [...keys].sort((a, b) => canonical.get(b)!.updatedAt - canonical.get(a)!.updatedAt || compareText(a, b))[0]!;
 }
 
 function fileMtime(file: string): number {

@@ -5,7 +5,8 @@ import path from "node:path";
 import { OperationError, describeError } from "../../core/errors.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
 import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
-import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource,  ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
+import { compareText } from "../inventory.js";
+import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
 import { headerVersion, isSessionHeader, normalizeHeader, TranscriptNormalizer } from "./transcript-normalize.js";
 
@@ -94,7 +95,7 @@ function finalize(own: PlannedSource[], facts: PlanFacts): void {
       (a, b) =>
         Number(a.legacyRoot) - Number(b.legacyRoot) ||
         Number(fileStem(b.path) === b.sessionId) - Number(fileStem(a.path) === a.sessionId) ||
-        a.relativePath.localeCompare(b.relativePath),
+        compareText(a.relativePath, b.relativePath),
     );
     const keeper = sorted[0]!;
     for (const other of sorted.slice(1)) {

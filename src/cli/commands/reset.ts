@@ -1,0 +1,65 @@
+// `reset --scope <scope> [--dry-run] [--yes] [--non-interactive] [--backup] [--force]`: options → runReset → renderer.
+import type { Command } from "commander";
+import { ConsentRequiredError, UsageError } from "../../core/errors.js";
+import { createCommandContext, type CliHost } from "../context.js";
+
+export interface ResetCommandOptions {
+  scope?: string;
+  dryRun: boolean;
+  yes: boolean;
+  nonInteractive: boolean;
+  backup: boolean;
+  force: boolean;
+}
+
+const SCOPES_TEXT = "config | config+creds+sessions | full";
+
+export function registerResetCommand(program: Command, host: CliHost): void {
+  program
+    .command("reset")
+    .description("remove state by scope (config, config+creds+sessions, full); backups are never removed")
+    .option("--scope <scope>", SCOPES_TEXT)
+    .option("--dry-run", "list every path that would be removed; remove nothing", false)
+    .option("-y, --yes", "do not ask for confirmation", false)
+    .option("--non-interactive", "never prompt: --scope and --yes are then required", false)
+    .option("--backup", "write a verified backup first and print its path", false)
+    .option("--force", "take the state lease even if another live process holds it", false)
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ openclaw-state reset                                   # on a terminal: choose, review, confirm\n  $ openclaw-state reset --scope config+creds+sessions --dry-run\n  $ openclaw-state reset --scope full --backup --yes --json",
+    )
+    .action(async (opts: ResetCommandOptions, command: Command) => {
+      const ctx = createCommandContext(command, host);
+      const [{ runReset, resetExitCode }, { parseResetScope }, render] = await Promise.all([
+        import("../../reset/apply-reset.js"),
+        import("../../reset/plan-reset.js"),
+        import("../render/reset-render.js"),
+      ]);
+      const canPrompt = ctx.output.canPrompt && !opts.nonInteractive;
+      const given = opts.scope === undefined ? undefined : parseResetScope(opts.scope);
+      if (!canPrompt) {
+        const missing = [given ? null : `--scope <${SCOPES_TEXT}>`, opts.yes || opts.dryRun ? null : "--yes"].filter((m): m is string => m !== null);
+        const why = `reset cannot prompt here (no terminal, --json or --non-interactive) and needs ${missing.join(" and ")}; nothing was removed.`;
+        if (!given) throw new UsageError(why, "missing_scope");
+        if (missing.length > 0) throw new ConsentRequiredError(why);
+      }
+      const scope = given ?? (await render.chooseResetScope(ctx.output));
+      if (!scope) {
+        ctx.output.log("Nothing was removed (no scope chosen).");
+        host.setExitCode(1);
+        return;
+      }
+      render.renderResetStart(ctx.output, scope, ctx.paths.stateDir, opts.dryRun);
+      const result = await runReset({
+        paths: ctx.paths,
+        scope,
+        dryRun: opts.dryRun,
+        force: opts.force,
+        backup: opts.backup,
+        confirm: opts.yes ? undefined : (plan) => render.confirmReset(ctx.output, plan, { backup: opts.backup }),
+        onEvent: (event) => render.renderResetEvent(ctx.output, event),
+      });
+      render.renderReset(ctx.output, result);
+      host.setExitCode(resetExitCode(result));
+    });
+}

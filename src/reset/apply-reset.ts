@@ -1,0 +1,211 @@
+// Runs a reset: plan, consent, maintenance lease, optional verified backup, removals (global DB last), registry cleanup.
+import fs from "node:fs";
+import path from "node:path";
+import { describeError, OperationError } from "../core/errors.js";
+import { acquireMaintenanceLease, type MaintenanceLease } from "../state/lease.js";
+import { isPathInside, type StatePaths } from "../state/paths.js";
+import { listRegisteredAgents, openGlobalDatabase, unregisterAgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { assertSafeTarget, removeNoFollow } from "./path-safety.js";
+import { planReset, type ResetKind, type ResetNote, type ResetPlan, type ResetScope, type ResetTarget } from "./plan-reset.js";
+import { readResetInputs } from "./reset-inputs.js";
+
+export interface ResetBackupInfo {
+  archivePath: string;
+  verified: boolean;
+}
+
+export interface ResetDecision {
+  proceed: boolean;
+  /** Take a verified backup first (an interactive offer accepted). */
+  backup?: boolean;
+}
+
+export type ResetEvent =
+  | { type: "backup-started" }
+  | { type: "backup-written"; archivePath: string }
+  | { type: "removed"; path: string; kind: ResetKind }
+  | { type: "failed"; path: string; kind: ResetKind; error: string };
+
+export interface ResetOptions {
+  paths: StatePaths;
+  scope: ResetScope;
+  /** List what would be removed; remove nothing, open nothing for writing. */
+  dryRun?: boolean;
+  /** Take the lease even when another live holder has it; also proceed when the global DB cannot be opened. */
+  force?: boolean;
+  /** Write a verified backup before removing anything (`--backup`). */
+  backup?: boolean;
+  /** Asked once with the plan before anything is written; may also accept a backup offer. */
+  confirm?: (plan: ResetPlan) => Promise<ResetDecision>;
+  /** Each removal as it happens (the CLI prints them live). */
+  onEvent?: (event: ResetEvent) => void;
+  /** Writes and verifies the backup; defaults to createBackup() from src/backup. */
+  takeBackup?: (paths: StatePaths) => Promise<ResetBackupInfo>;
+}
+
+export interface ResetRemoved {
+  path: string;
+  kind: ResetKind;
+}
+
+export interface ResetFailure {
+  path: string;
+  kind: ResetKind;
+  error: string;
+}
+
+export interface ResetResult {
+  scope: ResetScope;
+  dryRun: boolean;
+  status: "completed" | "dry-run" | "declined" | "partial";
+  stateDir: string;
+  /** Removed paths; under dryRun, the paths that would be removed. */
+  removed: ResetRemoved[];
+  kept: ResetNote[];
+  skipped: ResetNote[];
+  failed: ResetFailure[];
+  /** agent_databases rows dropped because their database is gone. */
+  registryRowsRemoved: string[];
+  backupPath?: string;
+  warnings: string[];
+}
+
+function baseResult(options: ResetOptions, plan: ResetPlan, status: ResetResult["status"], warnings: string[]): ResetResult {
+  return {
+    scope: options.scope,
+    dryRun: Boolean(options.dryRun),
+    status,
+    stateDir: options.paths.stateDir,
+    removed: [],
+    kept: plan.kept,
+    skipped: plan.skipped,
+    failed: [],
+    registryRowsRemoved: [],
+    warnings,
+  };
+}
+
+async function defaultTakeBackup(paths: StatePaths): Promise<ResetBackupInfo> {
+  const { takeResetBackup } = await import("./reset-backup.js");
+  return takeResetBackup(paths);
+}
+
+/** Opens the global DB for the lease; a state without one has nothing to lock (and nothing is created for it). */
+function openForLease(options: ResetOptions, warnings: string[]): GlobalDatabase | undefined {
+  if (!fs.existsSync(options.paths.globalDbPath)) return undefined;
+  try {
+    return openGlobalDatabase(options.paths, { mode: "write" });
+  } catch (error) {
+    if (!options.force) {
+      throw new OperationError(
+        "reset_lease_unavailable",
+        `Cannot open the global database ${options.paths.globalDbPath} to take the state lease (${describeError(error)}); nothing was removed — fix it with \`openclaw-state doctor\`, or pass --force to reset without the lease.`,
+        { path: options.paths.globalDbPath, cause: error },
+      );
+    }
+    warnings.push(`Reset without the state lease: the global database could not be opened (${describeError(error)}).`);
+    return undefined;
+  }
+}
+
+/** Drops agent_databases rows whose database this reset removed or that no longer exists inside the state dir. */
+function dropStaleRegistryRows(global: GlobalDatabase, paths: StatePaths, removed: ReadonlySet<string>): string[] {
+  return global.immediate(() => {
+    const dropped: string[] = [];
+    for (const row of listRegisteredAgents(global)) {
+      const p = path.resolve(row.path);
+      if (removed.has(p) || (isPathInside(paths.stateDir, p) && !fs.existsSync(p))) {
+        unregisterAgentDatabase(global, row.agent_id);
+        dropped.push(row.agent_id);
+      }
+    }
+    return dropped;
+  });
+}
+
+function removeTargets(targets: readonly ResetTarget[], options: ResetOptions, result: ResetResult): void {
+  for (const target of targets) {
+    try {
+      // Re-checked at removal time: the tree may have changed since the plan (a dir swapped for a link).
+      assertSafeTarget({ path: target.path, root: target.root, isStateDir: target.kind === "state-dir" }, options.paths);
+      if (removeNoFollow(target.path) === "missing") {
+        result.skipped.push({ path: target.path, reason: "already gone" });
+        continue;
+      }
+      result.removed.push({ path: target.path, kind: target.kind });
+      options.onEvent?.({ type: "removed", path: target.path, kind: target.kind });
+    } catch (error) {
+      const failure = { path: target.path, kind: target.kind, error: describeError(error) };
+      result.failed.push(failure);
+      options.onEvent?.({ type: "failed", ...failure });
+    }
+  }
+}
+
+export async function runReset(options: ResetOptions): Promise<ResetResult> {
+  const { paths, scope } = options;
+  const preview = readResetInputs(paths);
+  const plan = planReset({ scope, paths, registry: preview.registry, workspaces: preview.workspaces });
+
+  if (options.dryRun) {
+    const warnings = [...preview.warnings];
+    if (preview.liveHolders.length > 0) warnings.push(`The state is locked by ${preview.liveHolders.join(", ")}: a real run would exit 75 now.`);
+    if (options.backup) warnings.push("Dry run: no backup was written.");
+    const result = baseResult(options, plan, "dry-run", warnings);
+    result.removed = plan.targets.map((t) => ({ path: t.path, kind: t.kind }));
+    return result;
+  }
+
+  const decision = options.confirm ? await options.confirm(plan) : { proceed: true };
+  if (!decision.proceed) return baseResult(options, plan, "declined", [...preview.warnings]);
+  const wantBackup = Boolean(options.backup || decision.backup);
+
+  const warnings: string[] = [];
+  const global = openForLease(options, warnings);
+  let lease: MaintenanceLease | undefined;
+  let open = global;
+  try {
+    if (global) lease = acquireMaintenanceLease(global, { command: `reset --scope ${scope}`, force: options.force });
+    // Planned again under the lease: what is removed is what exists now, not what existed at the prompt.
+    const inputs = readResetInputs(paths, global);
+    const final = planReset({ scope, paths, registry: inputs.registry, workspaces: inputs.workspaces });
+    const result = baseResult(options, final, "completed", [...warnings, ...inputs.warnings]);
+
+    if (wantBackup) {
+      options.onEvent?.({ type: "backup-started" });
+      const backup = await (options.takeBackup ?? defaultTakeBackup)(paths);
+      if (!backup.verified) {
+        throw new OperationError("reset_backup_unverified", `The backup ${backup.archivePath} did not verify; nothing was removed — check it with \`openclaw-state backup verify\`.`, {
+          path: backup.archivePath,
+        });
+      }
+      result.backupPath = backup.archivePath;
+      options.onEvent?.({ type: "backup-written", archivePath: backup.archivePath });
+    }
+
+    removeTargets(final.targets.filter((t) => !t.afterClose), options, result);
+    if (global && scope === "config+creds+sessions") {
+      const removedDbs = new Set(result.removed.filter((r) => r.kind === "agent-db").map((r) => r.path));
+      result.registryRowsRemoved = dropStaleRegistryRows(global, paths, removedDbs);
+    }
+    const last = final.targets.filter((t) => t.afterClose);
+    if (last.length > 0) {
+      // The lease row goes with the file: detaching (not releasing) leaves no moment where another process could take it.
+      lease?.detach();
+      lease = undefined;
+      global?.close();
+      open = undefined;
+      removeTargets(last, options, result);
+    }
+    if (result.failed.length > 0) result.status = "partial";
+    return result;
+  } finally {
+    lease?.release();
+    open?.close();
+  }
+}
+
+/** 0 done or dry run; 1 declined or any removal failed. */
+export function resetExitCode(result: ResetResult): number {
+  return result.status === "completed" || result.status === "dry-run" ? 0 : 1;
+}

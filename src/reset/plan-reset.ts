@@ -1,0 +1,266 @@
+// Plans a reset: scope → the exact paths to remove (kind, reason), what is kept and skipped. Reads only (lstat/readdir).
+import fs from "node:fs";
+import path from "node:path";
+import { OperationError, UsageError } from "../core/errors.js";
+import { isPathInside, isWorkspaceDirName, type StatePaths } from "../state/paths.js";
+import { discoverAgentDirs } from "../state/state-databases.js";
+import { assertSafeRoot, assertSafeTarget, entryType, type EntryType } from "./path-safety.js";
+
+export const RESET_SCOPES = ["config", "config+creds+sessions", "full"] as const;
+export type ResetScope = (typeof RESET_SCOPES)[number];
+
+/** What each scope removes, for the interactive chooser and the docs. */
+export const RESET_SCOPE_HINTS: Record<ResetScope, string> = {
+  config: "the config file only",
+  "config+creds+sessions": "config, credentials, every agent database (sessions, transcripts) and legacy sessions/ dirs; the global database stays",
+  full: "the whole state dir plus config/credentials outside it; workspaces outside it and the backup dir stay",
+};
+
+export function parseResetScope(raw: string): ResetScope {
+  const value = raw.trim().toLowerCase();
+  const scope = RESET_SCOPES.find((s) => s === value);
+  if (!scope) throw new UsageError(`Unknown reset scope ${JSON.stringify(raw)}: use one of ${RESET_SCOPES.join(", ")}.`, "invalid_scope");
+  return scope;
+}
+
+export type ResetKind =
+  | "config"
+  | "credentials"
+  | "agent-db"
+  | "db-sidecar"
+  | "legacy-sessions"
+  | "workspace"
+  | "agents"
+  | "global-db"
+  | "state-entry"
+  | "state-dir";
+
+export interface ResetTarget {
+  path: string;
+  kind: ResetKind;
+  reason: string;
+  /** The resolved location this path must stay inside (the state dir, or the config/credentials path itself). */
+  root: string;
+  /** A symlink: the link goes, whatever it points at stays. */
+  link: boolean;
+  /** Is or contains the global DB: removed only after it is closed (scope full). */
+  afterClose: boolean;
+  agentId?: string;
+}
+
+export interface ResetNote {
+  path: string;
+  reason: string;
+}
+
+export interface ResetPlan {
+  scope: ResetScope;
+  stateDir: string;
+  /** In removal order. */
+  targets: ResetTarget[];
+  /** Existing paths the scope leaves in place. */
+  kept: ResetNote[];
+  /** Paths the scope names that are absent or not removable as such. */
+  skipped: ResetNote[];
+}
+
+export interface RegisteredAgentDb {
+  agent_id: string;
+  path: string;
+}
+
+export interface PlanResetInput {
+  scope: ResetScope;
+  paths: StatePaths;
+  /** agent_databases rows, when the global DB could be read. */
+  registry?: readonly RegisteredAgentDb[];
+  /** Known workspace paths (config, workspace_setup_state, default names). */
+  workspaces?: readonly string[];
+}
+
+/** Sidecars SQLite may leave beside a database. */
+export const DB_SIDECAR_SUFFIXES = ["-wal", "-shm", "-journal"] as const;
+
+class PlanBuilder {
+  readonly targets: ResetTarget[] = [];
+  readonly kept: ResetNote[] = [];
+  readonly skipped: ResetNote[] = [];
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly paths: StatePaths) {}
+
+  target(p: string, kind: ResetKind, reason: string, root: string, extra: { afterClose?: boolean; agentId?: string; type?: EntryType | null } = {}): void {
+    const abs = path.resolve(p);
+    if (this.seen.has(abs)) return;
+    assertSafeTarget({ path: abs, root, isStateDir: kind === "state-dir" }, this.paths);
+    this.seen.add(abs);
+    const type = extra.type === undefined ? entryType(abs) : extra.type;
+    this.targets.push({
+      path: abs,
+      kind,
+      reason,
+      root,
+      link: type === "symlink",
+      afterClose: extra.afterClose ?? false,
+      ...(extra.agentId ? { agentId: extra.agentId } : {}),
+    });
+  }
+
+  keep(p: string, reason: string): void {
+    const abs = path.resolve(p);
+    if (this.seen.has(abs) || entryType(abs) === null) return;
+    // Something inside a removed directory is not kept, whatever its own rule says.
+    if (this.targets.some((t) => isPathInside(t.path, abs))) return;
+    this.seen.add(abs);
+    this.kept.push({ path: abs, reason });
+  }
+
+  skip(p: string, reason: string): void {
+    const abs = path.resolve(p);
+    if (this.seen.has(abs)) return;
+    this.seen.add(abs);
+    this.skipped.push({ path: abs, reason });
+  }
+}
+
+function readdirSorted(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
+
+function addConfig(b: PlanBuilder, paths: StatePaths): void {
+  const inside = isPathInside(paths.stateDir, paths.configPath);
+  const type = entryType(paths.configPath);
+  if (type === null) return b.skip(paths.configPath, "no config file there");
+  if (type === "dir" || type === "other") return b.skip(paths.configPath, "not a regular file, so not a config file; left in place");
+  if (!inside) assertSafeRoot(paths.configPath, "config path", paths);
+  b.target(paths.configPath, "config", inside ? "the config file" : "the config file (outside the state dir)", inside ? paths.stateDir : paths.configPath, { type });
+}
+
+function addCredentials(b: PlanBuilder, paths: StatePaths): void {
+  const inside = isPathInside(paths.stateDir, paths.credentialsDir);
+  const type = entryType(paths.credentialsDir);
+  if (type === null) return b.skip(paths.credentialsDir, "no credentials dir there");
+  if (!inside) assertSafeRoot(paths.credentialsDir, "credentials dir", paths);
+  b.target(
+    paths.credentialsDir,
+    "credentials",
+    inside ? "credentials (OAuth tokens, API keys)" : "credentials (OAuth tokens, API keys; outside the state dir)",
+    inside ? paths.stateDir : paths.credentialsDir,
+    { type },
+  );
+}
+
+/** Every agent DB (agents/ folder and registry) inside the state dir, sidecars first. */
+function addAgentDatabases(b: PlanBuilder, paths: StatePaths, registry: readonly RegisteredAgentDb[]): void {
+  const candidates = new Map<string, string | undefined>();
+  for (const dir of discoverAgentDirs(paths, { all: true })) candidates.set(path.resolve(dir.dbPath), dir.agentId ?? undefined);
+  for (const row of registry) {
+    const p = path.resolve(row.path);
+    if (!candidates.has(p)) candidates.set(p, row.agent_id);
+  }
+  for (const [dbPath, agentId] of [...candidates].sort((a, b) => a[0].localeCompare(b[0]))) {
+    if (!isPathInside(paths.stateDir, dbPath)) {
+      if (entryType(dbPath) !== null) b.skip(dbPath, "registered agent database outside the state dir; reset never removes paths there");
+      continue;
+    }
+    const extra = agentId ? { agentId } : {};
+    // Sidecars go first: a stale -wal left beside a future database of the same name could be replayed into it.
+    for (const suffix of DB_SIDECAR_SUFFIXES) {
+      const side = `${dbPath}${suffix}`;
+      if (entryType(side) !== null) b.target(side, "db-sidecar", `${suffix.slice(1).toUpperCase()} sidecar of an agent database`, paths.stateDir, extra);
+    }
+    if (entryType(dbPath) !== null) b.target(dbPath, "agent-db", `agent database${agentId ? ` of "${agentId}"` : ""} (sessions, transcripts)`, paths.stateDir, extra);
+  }
+}
+
+function addLegacySessions(b: PlanBuilder, paths: StatePaths): void {
+  for (const dir of discoverAgentDirs(paths, { all: true })) {
+    const sessions = path.join(paths.agentsDir, dir.dirName, "sessions");
+    if (entryType(sessions) !== null) b.target(sessions, "legacy-sessions", "legacy sessions dir (file-era sessions.json and transcripts)", paths.stateDir);
+  }
+}
+
+function classifyStateEntry(p: string, paths: StatePaths, workspaces: readonly string[]): { kind: ResetKind; reason: string; afterClose: boolean } {
+  const globalDb = path.resolve(paths.globalDbPath);
+  if (isPathInside(p, globalDb) || DB_SIDECAR_SUFFIXES.some((suffix) => p === `${globalDb}${suffix}`)) return { kind: "global-db", reason: "global database (removed last, after it is closed)", afterClose: true };
+  if (p === path.resolve(paths.configPath)) return { kind: "config", reason: "the config file", afterClose: false };
+  if (p === path.resolve(paths.credentialsDir)) return { kind: "credentials", reason: "credentials (OAuth tokens, API keys)", afterClose: false };
+  if (p === path.resolve(paths.agentsDir)) return { kind: "agents", reason: "agent databases and legacy sessions", afterClose: false };
+  if (isWorkspaceDirName(path.basename(p)) || workspaces.some((w) => isPathInside(p, w))) {
+    return { kind: "workspace", reason: "workspace inside the state dir", afterClose: false };
+  }
+  return { kind: "state-entry", reason: "state dir entry", afterClose: false };
+}
+
+/** Scope full: every entry of the state dir, then the state dir itself; around a backup dir placed inside it. */
+function addStateDir(b: PlanBuilder, paths: StatePaths, workspaces: readonly string[]): void {
+  const stateDir = path.resolve(paths.stateDir);
+  const backupDir = path.resolve(paths.backupDir);
+  if (entryType(stateDir) === null) return b.skip(stateDir, "no state dir there");
+  const backupInside = isPathInside(stateDir, backupDir);
+  // Walk down the backup dir's ancestors, removing every sibling on the way, so only the backup dir survives.
+  let level: string | undefined = stateDir;
+  while (level !== undefined) {
+    const current: string = level;
+    level = undefined;
+    for (const name of readdirSorted(current)) {
+      const child = path.join(current, name);
+      if (backupInside && isPathInside(child, backupDir)) {
+        if (child === backupDir) b.keep(child, "the backup dir; reset never removes backups");
+        else if (entryType(child) === "dir") level = child;
+        else b.keep(child, "leads to the backup dir; reset never removes backups");
+        continue;
+      }
+      const c = classifyStateEntry(child, paths, workspaces);
+      b.target(child, c.kind, c.reason, stateDir, { afterClose: c.afterClose });
+    }
+  }
+  if (!backupInside) b.target(stateDir, "state-dir", "the state dir itself (removed last)", stateDir, { afterClose: true });
+}
+
+function keepCommon(b: PlanBuilder, scope: ResetScope, paths: StatePaths, workspaces: readonly string[]): void {
+  const byScope = `kept by scope ${scope}`;
+  if (scope === "config") {
+    b.keep(paths.credentialsDir, byScope);
+    for (const dir of discoverAgentDirs(paths)) b.keep(dir.dbPath, byScope);
+  }
+  if (scope !== "full") b.keep(paths.globalDbPath, scope === "config" ? byScope : "the global database stays; registry rows of removed agent databases are dropped");
+  for (const w of workspaces) {
+    b.keep(w, isPathInside(paths.stateDir, w) ? byScope : "workspace outside the state dir; reset never removes workspaces there");
+  }
+  b.keep(paths.backupDir, "the backup dir; reset never removes backups");
+}
+
+/** The reset plan for a scope. Throws (removing nothing) when any planned path is unsafe. */
+export function planReset(input: PlanResetInput): ResetPlan {
+  const { scope, paths } = input;
+  const registry = input.registry ?? [];
+  const workspaces = (input.workspaces ?? []).map((w) => path.resolve(w));
+  assertSafeRoot(paths.stateDir, "state dir", paths, { noSymlink: true });
+  if (path.resolve(paths.backupDir) === path.resolve(paths.stateDir)) {
+    throw new OperationError("reset_unsafe_path", `Refusing to reset: the backup dir ${paths.backupDir} is the state dir itself; point OPENCLAW_BACKUP_DIR elsewhere and retry.`, {
+      path: paths.backupDir,
+    });
+  }
+  const b = new PlanBuilder(paths);
+  if (scope === "full") {
+    if (!isPathInside(paths.stateDir, paths.configPath)) addConfig(b, paths);
+    if (!isPathInside(paths.stateDir, paths.credentialsDir)) addCredentials(b, paths);
+    addStateDir(b, paths, workspaces);
+  } else {
+    addConfig(b, paths);
+    if (scope === "config+creds+sessions") {
+      addCredentials(b, paths);
+      addAgentDatabases(b, paths, registry);
+      addLegacySessions(b, paths);
+    }
+  }
+  keepCommon(b, scope, paths, workspaces);
+  // Removal order: everything that does not hold the global DB first, in planned order.
+  const targets = [...b.targets.filter((t) => !t.afterClose), ...b.targets.filter((t) => t.afterClose)];
+  return { scope, stateDir: paths.stateDir, targets, kept: b.kept, skipped: b.skipped };
+}

@@ -1,0 +1,63 @@
+// What a reset plan needs besides the file tree: agent DB registry rows, known workspaces, live lease holders.
+import fs from "node:fs";
+import path from "node:path";
+import { describeError } from "../core/errors.js";
+import { describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
+import { readConfiguredWorkspaces } from "../backup/config-workspaces.js";
+import { isWorkspaceDirName, type StatePaths } from "../state/paths.js";
+import { listRegisteredAgents, openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import type { RegisteredAgentDb } from "./plan-reset.js";
+
+export interface ResetInputs {
+  registry: RegisteredAgentDb[];
+  workspaces: string[];
+  /** Live maintenance/gateway lease holders, described (read from the DB as it is now). */
+  liveHolders: string[];
+  warnings: string[];
+}
+
+function defaultWorkspaces(paths: StatePaths): string[] {
+  try {
+    return fs
+      .readdirSync(paths.stateDir)
+      .filter(isWorkspaceDirName)
+      .map((name) => path.join(paths.stateDir, name));
+  } catch {
+    return [];
+  }
+}
+
+function fromDatabase(global: GlobalDatabase, inputs: ResetInputs): void {
+  inputs.registry = listRegisteredAgents(global).map((r) => ({ agent_id: r.agent_id, path: r.path }));
+  const rows = global.all(global.q.selectFrom("workspace_setup_state").select("workspace_path"));
+  for (const row of rows) if (row.workspace_path) inputs.workspaces.push(path.resolve(row.workspace_path));
+  for (const lease of listLeases(global)) {
+    if (lease.live && (lease.scope === MAINTENANCE_SCOPE || lease.scope === GATEWAY_SCOPE)) inputs.liveHolders.push(describeLease(lease));
+  }
+}
+
+/**
+ * Reads the inputs; with `global` it uses that handle, otherwise it opens the global DB read-only when it
+ * exists (leaving the tree byte-for-byte as it was) and degrades to the file tree alone if it cannot.
+ */
+export function readResetInputs(paths: StatePaths, global?: GlobalDatabase): ResetInputs {
+  // Config workspaces only inform the kept list and entry kinds, so an unreadable config just means fewer hints.
+  const configured = readConfiguredWorkspaces(paths).workspaces.map((w) => w.path);
+  const inputs: ResetInputs = { registry: [], workspaces: [...defaultWorkspaces(paths), ...configured], liveHolders: [], warnings: [] };
+  if (global) {
+    fromDatabase(global, inputs);
+  } else if (fs.existsSync(paths.globalDbPath)) {
+    try {
+      const db = openGlobalDatabase(paths, { mode: "read" });
+      try {
+        fromDatabase(db, inputs);
+      } finally {
+        db.close();
+      }
+    } catch (error) {
+      inputs.warnings.push(`Could not read the global database ${paths.globalDbPath} (${describeError(error)}); the plan comes from the file tree alone.`);
+    }
+  }
+  inputs.workspaces = [...new Set(inputs.workspaces.map((w) => path.resolve(w)))].sort();
+  return inputs;
+}
