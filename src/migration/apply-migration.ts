@@ -377,8 +377,14 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
       state.retire.sync();
     }
     options.onProgress?.({ ...state.progress, phase: "retire" });
-    for (const dir of new Set(state.outcomes.filter((o) => o.retired).map((o) => path.dirname(o.path)))) {
-      if (removeDirIfEmpty(dir)) changes.push(`removed the empty legacy directory ${dir}`);
+    // Deepest first, then up while empty (delivery-queue/failed/ then delivery-queue/), never the state dir itself.
+    const stateDir = path.resolve(paths.stateDir);
+    const dirs = [...new Set(state.outcomes.filter((o) => o.retired).map((o) => path.dirname(path.resolve(o.path))))].sort((a, b) => b.length - a.length);
+    for (let dir of dirs) {
+      while (dir !== stateDir && isPathInside(stateDir, dir) && removeDirIfEmpty(dir)) {
+        changes.push(`removed the empty legacy directory ${dir}`);
+        dir = path.dirname(dir);
+      }
     }
   } catch (runError) {
     error = describeError(runError);

@@ -3,10 +3,10 @@ import { isUtf8 } from "node:buffer";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { OperationError } from "../core/errors.js";
-import { describeParseError } from "../core/redact.js";
+import { collectSecretValues, describeParseError, SecretScrubber } from "../core/redact.js";
 import { parseTolerantJson } from "../core/tolerant-json.js";
 import { hashFile } from "./line-stream.js";
-import type { DetectedSource, SourceInspection } from "./types.js";
+import type { DetectedSource, ImportCounts, SourceInspection } from "./types.js";
 
 /** Control-plane JSON files are small; beyond this one is refused rather than parsed whole. */
 export const MAX_JSON_SOURCE_BYTES = 64 * 1024 * 1024;
@@ -85,4 +85,27 @@ export function assertUnchanged(source: { path: string; sha256: string | null },
   if (source.sha256 !== null && source.sha256 !== sha256) {
     throw new OperationError("source_changed", `${source.path} changed since it was planned; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
   }
+}
+
+export interface SecretJson {
+  value: unknown;
+  sha256: string;
+  scrubber: SecretScrubber;
+}
+
+/** Reads a credentials file; the scrubber hides every credential value from text built while importing it. */
+export function readSecretJson(file: string): SecretJson {
+  const { value, sha256 } = readJsonSource(file);
+  return { value, sha256, scrubber: new SecretScrubber(collectSecretValues(value)) };
+}
+
+/** The value as an object, else the "wrong shape" error naming what was expected. */
+export function objectOf(file: string, value: unknown, expected: string): Record<string, unknown> {
+  if (!isObject(value)) throw shapeError(file, expected, value);
+  return value;
+}
+
+/** Every note and warning of a credentials import passed through the file's scrubber (defence in depth). */
+export function scrubbed(counts: ImportCounts, scrubber: SecretScrubber): ImportCounts {
+  return { ...counts, warnings: scrubber.scrubAll(counts.warnings), notes: scrubber.scrubAll(counts.notes) };
 }

@@ -4,9 +4,9 @@
 // {"<provider>":{"type":"api_key","key"} | {"type":"oauth","access","refresh","expires",…}}; each becomes
 // the profile "<provider>:default" unless the agent's store already has that id (import-only, as in the runtime).
 import type { GlobalDatabase } from "../../state/state-databases.js";
-import { assertUnchanged, inspectJsonSource } from "../json-source.js";
+import { assertUnchanged, inspectJsonSource, readSecretJson, scrubbed } from "../json-source.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportCounts, PlannedSource } from "../types.js";
-import { agentDirOf, detectAgentFile, mergeLegacyProfiles, mtimeMs, providerProfiles, readSecretJson, scrubbed, storedProfileIds } from "./auth-store.js";
+import { agentDirOf, detectAgentFile, mergeLegacyProfiles, mtimeMs, providerProfiles, storedProfileIds } from "./auth-store.js";
 
 function detect(ctx: DetectContext): DetectedSource[] {
   return detectAgentFile(ctx, "auth-json", "auth.json");

@@ -5,10 +5,10 @@
 // older files also hold "order", "lastGood", "usageStats" inline (now auth-state.json), and the oldest are
 // flat (`{"<provider>": credential}`, no "profiles").
 import type { GlobalDatabase } from "../../state/state-databases.js";
-import { assertUnchanged, inspectJsonSource, shapeError } from "../json-source.js";
+import { assertUnchanged, inspectJsonSource, objectOf, readSecretJson, scrubbed, shapeError } from "../json-source.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportCounts, PlannedSource } from "../types.js";
 import { obj } from "./coerce.js";
-import { agentDirOf, detectAgentFile, mergeState, mtimeMs, normalizeCredential, objectOf, providerProfiles, readSecretJson, readStore, scrubbed, STATE_FIELDS, storedProfileIds, writeStore } from "./auth-store.js";
+import { agentDirOf, detectAgentFile, mergeState, mtimeMs, normalizeCredential, providerProfiles, readStore, STATE_FIELDS, storedProfileIds, writeStore } from "./auth-store.js";
 
 type Obj = Record<string, unknown>;
 

@@ -5,10 +5,10 @@
 // "usageStats":{"<id>":{"lastUsed","errorCount","cooldownUntil",…}}}. No credentials, but read with the
 // same care as the other auth files.
 import type { GlobalDatabase } from "../../state/state-databases.js";
-import { assertUnchanged, inspectJsonSource } from "../json-source.js";
+import { assertUnchanged, inspectJsonSource, objectOf, readSecretJson, scrubbed } from "../json-source.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportCounts, PlannedSource } from "../types.js";
 import { obj } from "./coerce.js";
-import { agentDirOf, detectAgentFile, mergeState, mtimeMs, objectOf, readSecretJson, scrubbed } from "./auth-store.js";
+import { agentDirOf, detectAgentFile, mergeState, mtimeMs } from "./auth-store.js";
 
 function fieldCount(file: string, value: unknown): number {
   const o = objectOf(file, value, 'an auth state object ({"version":1,"order":{…},"usageStats":{…}})');

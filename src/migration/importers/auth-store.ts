@@ -5,11 +5,10 @@
 // into a note, warning or error (only profile ids, provider names and counts).
 import fs from "node:fs";
 import path from "node:path";
-import { collectSecretValues, SecretScrubber } from "../../core/redact.js";
 import type { GlobalDatabase } from "../../state/state-databases.js";
 import { isRegularFile, sourceRelativePath } from "../inventory.js";
-import { readJsonSource, shapeError } from "../json-source.js";
-import type { DetectContext, DetectedSource, ImportCounts, SourceKind } from "../types.js";
+import { objectOf } from "../json-source.js";
+import type { DetectContext, DetectedSource, SourceKind } from "../types.js";
 import { obj } from "./coerce.js";
 
 type Obj = Record<string, unknown>;
@@ -29,24 +28,6 @@ export function detectAgentFile(ctx: DetectContext, kind: SourceKind, name: stri
     .map((a) => ({ agentId: a.agentId, file: path.join(a.agentDir, name) }))
     .filter((a) => isRegularFile(a.file))
     .map((a) => ({ kind, agentId: a.agentId, path: a.file, relativePath: sourceRelativePath(ctx.root, a.file), legacyRoot: false }));
-}
-
-export interface SecretJson {
-  value: unknown;
-  sha256: string;
-  scrubber: SecretScrubber;
-}
-
-/** Reads a credentials file; the scrubber hides every credential value from text built while importing it. */
-export function readSecretJson(file: string): SecretJson {
-  const { value, sha256 } = readJsonSource(file);
-  return { value, sha256, scrubber: new SecretScrubber(collectSecretValues(value)) };
-}
-
-export function objectOf(file: string, value: unknown, expected: string): Obj {
-  const o = obj(value);
-  if (!o) throw shapeError(file, expected, value);
-  return o;
 }
 
 export function readStore(db: GlobalDatabase, storeKey: string): StoreRow | null {
@@ -152,9 +133,4 @@ export function providerProfiles(file: string, value: unknown, defaultType: stri
     profiles[`${provider}:default`] = normalizeCredential(defaultType && cred.type === undefined ? { ...cred, type: defaultType } : cred, provider);
   }
   return { profiles, skipped };
-}
-
-/** Every note and warning of a credentials import passed through the file's scrubber (defence in depth). */
-export function scrubbed(counts: ImportCounts, scrubber: SecretScrubber): ImportCounts {
-  return { ...counts, warnings: scrubber.scrubAll(counts.warnings), notes: scrubber.scrubAll(counts.notes) };
 }

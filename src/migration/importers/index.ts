@@ -6,8 +6,11 @@ import { authStateImporter } from "./auth-state.js";
 import { cronJobsImporter } from "./cron-jobs.js";
 import { cronRunsImporter } from "./cron-runs.js";
 import { cronStateImporter } from "./cron-state.js";
+import { deliveryQueueImporter } from "./delivery-queue.js";
+import { execApprovalsImporter } from "./exec-approvals.js";
 import { oauthCredentialsImporter } from "./oauth-credentials.js";
 import { sessionsIndexImporter } from "./sessions-index.js";
+import { subagentRunsImporter } from "./subagent-runs.js";
 import { transcriptImporter } from "./transcript.js";
 
 /**
@@ -27,6 +30,9 @@ export const IMPORTERS: readonly SourceImporter[] = [
   authStateImporter,
   authJsonImporter,
   oauthCredentialsImporter,
+  execApprovalsImporter,
+  deliveryQueueImporter,
+  subagentRunsImporter,
 ];
 
 export function importerFor(kind: SourceKind): SourceImporter {

@@ -8,9 +8,9 @@ import path from "node:path";
 import { DEFAULT_AGENT_ID } from "../../state/paths.js";
 import type { GlobalDatabase } from "../../state/state-databases.js";
 import { isRegularFile, sourceRelativePath } from "../inventory.js";
-import { assertUnchanged, inspectJsonSource } from "../json-source.js";
+import { assertUnchanged, inspectJsonSource, readSecretJson, scrubbed } from "../json-source.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportContext, ImportCounts, PlannedSource } from "../types.js";
-import { mergeLegacyProfiles, mtimeMs, providerProfiles, readSecretJson, scrubbed, storedProfileIds } from "./auth-store.js";
+import { mergeLegacyProfiles, mtimeMs, providerProfiles, storedProfileIds } from "./auth-store.js";
 
 export const OAUTH_FILE = "oauth.json";
 
