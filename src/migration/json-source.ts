@@ -109,3 +109,10 @@ export function objectOf(file: string, value: unknown, expected: string): Record
 export function scrubbed(counts: ImportCounts, scrubber: SecretScrubber): ImportCounts {
   return { ...counts, warnings: scrubber.scrubAll(counts.warnings), notes: scrubber.scrubAll(counts.notes) };
 }
+
+/** After commit: `expected.expect[field]` is a JSON list of keys; null when each exists, else what is missing. */
+export function verifyKeys(expected: ImportCounts, field: string, exists: (key: string) => boolean, what: string): string | null {
+  const keys = JSON.parse(String(expected.expect[field] ?? "[]")) as string[];
+  const missing = keys.filter((k) => !exists(k));
+  return missing.length === 0 ? null : `${missing.length} ${what} missing after commit: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", …" : ""}`;
+}

@@ -8,7 +8,7 @@ import type { GlobalDatabase } from "../../state/state-databases.js";
 import { assertUnchanged, inspectJsonSource, objectOf, readSecretJson, scrubbed, shapeError } from "../json-source.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportCounts, PlannedSource } from "../types.js";
 import { obj } from "./coerce.js";
-import { agentDirOf, detectAgentFile, mergeState, mtimeMs, normalizeCredential, providerProfiles, readStore, STATE_FIELDS, storedProfileIds, writeStore } from "./auth-store.js";
+import { agentDirOf, detectAgentFile, mergeState, mtimeMs, normalizeCredential, providerProfiles, readStore, STATE_FIELDS, verifyProfiles, writeStore } from "./auth-store.js";
 
 type Obj = Record<string, unknown>;
 
@@ -90,12 +90,6 @@ function importProfiles(db: GlobalDatabase, source: PlannedSource): ImportCounts
   );
 }
 
-function verify(db: GlobalDatabase, _source: PlannedSource, expected: ImportCounts): string | null {
-  const stored = storedProfileIds(db, String(expected.expect.storeKey ?? ""));
-  const missing = (JSON.parse(String(expected.expect.ids ?? "[]")) as string[]).filter((id) => !stored.has(id));
-  return missing.length === 0 ? null : `${missing.length} auth profile(s) missing after commit: ${missing.slice(0, 5).join(", ")}`;
-}
-
 export const authProfilesImporter: GlobalSourceImporter = {
   kind: "auth-profiles",
   target: "global",
@@ -105,5 +99,5 @@ export const authProfilesImporter: GlobalSourceImporter = {
   detect,
   inspect,
   import: importProfiles,
-  verify,
+  verify: (db, _source, expected) => verifyProfiles(db, expected),
 };

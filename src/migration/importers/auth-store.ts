@@ -7,8 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 import type { GlobalDatabase } from "../../state/state-databases.js";
 import { isRegularFile, sourceRelativePath } from "../inventory.js";
-import { objectOf } from "../json-source.js";
-import type { DetectContext, DetectedSource, SourceKind } from "../types.js";
+import { assertUnchanged, objectOf, readSecretJson, scrubbed, verifyKeys } from "../json-source.js";
+import type { DetectContext, DetectedSource, ImportCounts, PlannedSource, SourceKind } from "../types.js";
 import { obj } from "./coerce.js";
 
 type Obj = Record<string, unknown>;
@@ -133,4 +133,34 @@ export function providerProfiles(file: string, value: unknown, defaultType: stri
     profiles[`${provider}:default`] = normalizeCredential(defaultType && cred.type === undefined ? { ...cred, type: defaultType } : cred, provider);
   }
   return { profiles, skipped };
+}
+
+/** After commit: every profile id the import listed is in the agent dir's store. */
+export function verifyProfiles(db: GlobalDatabase, expected: ImportCounts): string | null {
+  const stored = storedProfileIds(db, String(expected.expect.storeKey ?? ""));
+  return verifyKeys(expected, "ids", (id) => stored.has(id), "auth profile(s)");
+}
+
+/**
+ * auth.json and credentials/oauth.json: provider-keyed credentials merged into `storeKey`'s store as
+ * `<provider>:default`, existing ids kept. `whose` names the store in the notes ("" or " to agent main").
+ */
+export function importLegacyCredentials(db: GlobalDatabase, source: PlannedSource, storeKey: string, defaultType: string | null, sourceKind: string, whose: string): ImportCounts {
+  const { value, sha256, scrubber } = readSecretJson(source.path);
+  assertUnchanged(source, sha256);
+  const { profiles, skipped } = providerProfiles(source.path, value, defaultType);
+  const { added, kept } = mergeLegacyProfiles(db, storeKey, profiles, sourceKind, mtimeMs(source.path));
+  const notes = [`${added.length} profile(s) added${whose}${added.length > 0 ? `: ${added.join(", ")}` : ""}`];
+  if (kept.length > 0) notes.push(`${kept.length} already in the store (kept as they are): ${kept.join(", ")}`);
+  return scrubbed(
+    {
+      records: Object.keys(profiles).length + skipped.length,
+      rows: { auth_profile_stores: added.length > 0 ? 1 : 0 },
+      skipped: skipped.length,
+      warnings: skipped.map((p) => `provider ${JSON.stringify(p)} has no credential object; skipped (it stays in the retired file)`),
+      notes,
+      expect: { storeKey, ids: JSON.stringify(Object.keys(profiles)) },
+    },
+    scrubber,
+  );
 }

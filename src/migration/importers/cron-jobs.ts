@@ -5,7 +5,7 @@ import type { StatePaths } from "../../state/paths.js";
 import { expandUserPath } from "../../state/paths.js";
 import type { GlobalDatabase } from "../../state/state-databases.js";
 import { isRegularFile, sourceRelativePath } from "../inventory.js";
-import { assertUnchanged, inspectJsonSource, readJsonSource, shapeError } from "../json-source.js";
+import { assertUnchanged, inspectJsonSource, readJsonSource, shapeError, verifyKeys } from "../json-source.js";
 import { readLegacyConfig } from "../legacy-config.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportContext, ImportCounts, PlannedSource } from "../types.js";
 import { obj, str } from "./coerce.js";
@@ -158,10 +158,8 @@ function importJobs(db: GlobalDatabase, source: PlannedSource, ctx: ImportContex
 
 function verify(db: GlobalDatabase, _source: PlannedSource, expected: ImportCounts): string | null {
   const storeKey = String(expected.expect.storeKey ?? "");
-  const ids = JSON.parse(String(expected.expect.ids ?? "[]")) as string[];
   const has = db.prepare("SELECT 1 FROM cron_jobs WHERE store_key = ? AND job_id = ?").pluck();
-  const missing = ids.filter((id) => has.get(storeKey, id) === undefined);
-  return missing.length === 0 ? null : `${missing.length} cron job(s) missing after commit: ${missing.slice(0, 5).join(", ")}`;
+  return verifyKeys(expected, "ids", (id) => has.get(storeKey, id) !== undefined, "cron job(s)");
 }
 
 export const cronJobsImporter: GlobalSourceImporter = {

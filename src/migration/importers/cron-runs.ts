@@ -10,6 +10,7 @@ import { OperationError } from "../../core/errors.js";
 import { describeParseError } from "../../core/redact.js";
 import type { GlobalDatabase } from "../../state/state-databases.js";
 import { listRegularFiles, sourceRelativePath } from "../inventory.js";
+import { assertUnchanged } from "../json-source.js";
 import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportContext, ImportCounts, PlannedSource, SourceInspection } from "../types.js";
 import { epochMs, flag, int, obj, str } from "./coerce.js";
@@ -135,9 +136,7 @@ function importRuns(db: GlobalDatabase, source: PlannedSource, ctx: ImportContex
       { onChunk: (chunk) => hash.update(chunk) },
     ),
   );
-  if (source.sha256 !== null && hash.digest("hex") !== source.sha256) {
-    throw new OperationError("source_changed", `${file} changed since it was planned; re-run \`doctor --fix\` to import the new content.`, { path: file });
-  }
+  assertUnchanged(source, hash.digest("hex"));
   if (written === 0) throw new OperationError("invalid_run_log", `${file}: no line is a JSON run record; the file was left in place.`, { path: file });
   if (extra > 0) warnings.push(`… and ${extra} more warning(s)`);
   const notes = [`store_key ${store.storeKey}, job ${jobId}`];

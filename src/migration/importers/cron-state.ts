@@ -7,7 +7,7 @@ import path from "node:path";
 import { OperationError } from "../../core/errors.js";
 import type { GlobalDatabase } from "../../state/state-databases.js";
 import { isRegularFile, sourceRelativePath } from "../inventory.js";
-import { assertUnchanged, inspectJsonSource, readJsonSource, shapeError } from "../json-source.js";
+import { assertUnchanged, inspectJsonSource, readJsonSource, shapeError, verifyKeys } from "../json-source.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportContext, ImportCounts, PlannedSource } from "../types.js";
 import { epochMs, obj, str } from "./coerce.js";
 import { cronStores, storeAtImport } from "./cron-jobs.js";
@@ -97,10 +97,8 @@ function importState(db: GlobalDatabase, source: PlannedSource, ctx: ImportConte
 /** Every job whose state this file set still has a state_json. */
 function verify(db: GlobalDatabase, _source: PlannedSource, expected: ImportCounts): string | null {
   const storeKey = String(expected.expect.storeKey ?? "");
-  const ids = JSON.parse(String(expected.expect.ids ?? "[]")) as string[];
   const has = db.prepare("SELECT 1 FROM cron_jobs WHERE store_key = ? AND job_id = ? AND state_json IS NOT NULL").pluck();
-  const missing = ids.filter((id) => has.get(storeKey, id) === undefined);
-  return missing.length === 0 ? null : `${missing.length} cron job state(s) missing after commit: ${missing.slice(0, 5).join(", ")}`;
+  return verifyKeys(expected, "ids", (id) => has.get(storeKey, id) !== undefined, "cron job state(s)");
 }
 
 export const cronStateImporter: GlobalSourceImporter = {

@@ -8,9 +8,9 @@ import path from "node:path";
 import { DEFAULT_AGENT_ID } from "../../state/paths.js";
 import type { GlobalDatabase } from "../../state/state-databases.js";
 import { isRegularFile, sourceRelativePath } from "../inventory.js";
-import { assertUnchanged, inspectJsonSource, readSecretJson, scrubbed } from "../json-source.js";
+import { inspectJsonSource } from "../json-source.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportContext, ImportCounts, PlannedSource } from "../types.js";
-import { mergeLegacyProfiles, mtimeMs, providerProfiles, storedProfileIds } from "./auth-store.js";
+import { importLegacyCredentials, providerProfiles, verifyProfiles } from "./auth-store.js";
 
 export const OAUTH_FILE = "oauth.json";
 
@@ -34,30 +34,8 @@ function inspect(source: DetectedSource) {
 }
 
 function importOAuth(db: GlobalDatabase, source: PlannedSource, ctx: ImportContext): ImportCounts {
-  const { value, sha256, scrubber } = readSecretJson(source.path);
-  assertUnchanged(source, sha256);
-  const { profiles, skipped } = providerProfiles(source.path, value, "oauth");
   const storeKey = path.resolve(ctx.paths.agentsDir, DEFAULT_AGENT_ID, "agent");
-  const { added, kept } = mergeLegacyProfiles(db, storeKey, profiles, "oauth-credentials", mtimeMs(source.path));
-  const notes = [`${added.length} OAuth profile(s) added to agent ${DEFAULT_AGENT_ID}${added.length > 0 ? `: ${added.join(", ")}` : ""}`];
-  if (kept.length > 0) notes.push(`${kept.length} already in the store (kept as they are): ${kept.join(", ")}`);
-  return scrubbed(
-    {
-      records: Object.keys(profiles).length + skipped.length,
-      rows: { auth_profile_stores: added.length > 0 ? 1 : 0 },
-      skipped: skipped.length,
-      warnings: skipped.map((p) => `provider ${JSON.stringify(p)} has no credential object; skipped (it stays in the retired file)`),
-      notes,
-      expect: { storeKey, ids: JSON.stringify(Object.keys(profiles)) },
-    },
-    scrubber,
-  );
-}
-
-function verify(db: GlobalDatabase, _source: PlannedSource, expected: ImportCounts): string | null {
-  const stored = storedProfileIds(db, String(expected.expect.storeKey ?? ""));
-  const missing = (JSON.parse(String(expected.expect.ids ?? "[]")) as string[]).filter((id) => !stored.has(id));
-  return missing.length === 0 ? null : `${missing.length} OAuth profile(s) missing after commit: ${missing.slice(0, 5).join(", ")}`;
+  return importLegacyCredentials(db, source, storeKey, "oauth", "oauth-credentials", ` to agent ${DEFAULT_AGENT_ID}`);
 }
 
 export const oauthCredentialsImporter: GlobalSourceImporter = {
@@ -69,5 +47,5 @@ export const oauthCredentialsImporter: GlobalSourceImporter = {
   detect,
   inspect,
   import: importOAuth,
-  verify,
+  verify: (db, _source, expected) => verifyProfiles(db, expected),
 };

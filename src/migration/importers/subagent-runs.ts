@@ -10,7 +10,7 @@ import path from "node:path";
 import { OperationError } from "../../core/errors.js";
 import type { GlobalDatabase } from "../../state/state-databases.js";
 import { isRegularFile, sourceRelativePath } from "../inventory.js";
-import { assertUnchanged, inspectJsonSource, objectOf, readJsonSource, shapeError } from "../json-source.js";
+import { assertUnchanged, inspectJsonSource, objectOf, readJsonSource, shapeError, verifyKeys } from "../json-source.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportCounts, PlannedSource } from "../types.js";
 import { bool, epochMs, flag, obj, str } from "./coerce.js";
 
@@ -103,8 +103,7 @@ function importRuns(db: GlobalDatabase, source: PlannedSource): ImportCounts {
 
 function verify(db: GlobalDatabase, _source: PlannedSource, expected: ImportCounts): string | null {
   const has = db.prepare("SELECT 1 FROM subagent_runs WHERE run_id = ?").pluck();
-  const missing = (JSON.parse(String(expected.expect.runs ?? "[]")) as string[]).filter((id) => has.get(id) === undefined);
-  return missing.length === 0 ? null : `${missing.length} subagent run(s) missing after commit: ${missing.slice(0, 5).join(", ")}`;
+  return verifyKeys(expected, "runs", (id) => has.get(id) !== undefined, "subagent run(s)");
 }
 
 export const subagentRunsImporter: GlobalSourceImporter = {
