@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { OperationError, UsageError } from "../core/errors.js";
 import { expandUserPath, isPathInside, type StatePaths } from "../state/paths.js";
-import { resolveRealish, type AssetPlan } from "./asset-plan.js";
+import { resolveRealish, statKind, type AssetPlan } from "./asset-plan.js";
 import { ARCHIVE_SUFFIX, DEFAULT_ARCHIVE_TAIL } from "./types.js";
 
 /** `2025-01-02T03-04-05.678Z-openclaw-backup.tar.gz`: sortable, and safe on every file system. */
@@ -30,15 +30,10 @@ export interface ArchiveOutput {
   defaultName: boolean;
 }
 
-function isDirectory(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-/** Resolves `--output`: a file path, or a directory (existing, or ending with '/') that gets a default name. */
+/**
+ * Resolves `--output`: a `.tar.gz`/`.tgz` file path, or a directory that gets a default name (an existing
+ * one, one ending with '/', or a new path without an archive extension).
+ */
 export function resolveArchiveOutput(output: string | undefined, paths: StatePaths, createdAt: Date): ArchiveOutput {
   let dir: string;
   let file: string | undefined;
@@ -46,7 +41,9 @@ export function resolveArchiveOutput(output: string | undefined, paths: StatePat
     dir = paths.backupDir;
   } else {
     const abs = expandUserPath(output, paths.homeDir);
-    if (/[\\/]$/.test(output) || isDirectory(abs)) dir = abs;
+    // A name without .tar.gz/.tgz that does not exist yet is a directory to create, not an archive name.
+    const looksLikeArchive = /\.(tar\.gz|tgz)$/i.test(abs);
+    if (/[\\/]$/.test(output) || statKind(abs) === "dir" || (!looksLikeArchive && !fs.existsSync(abs))) dir = abs;
     else {
       dir = path.dirname(abs);
       file = abs;
@@ -92,7 +89,7 @@ export function checkOutputWritable(dir: string): void {
     if (parent === probe) break;
     probe = parent;
   }
-  if (!isDirectory(probe)) throw new OperationError("output_not_writable", `Cannot create the archive in ${dir}: ${probe} is not a directory.`, { path: dir });
+  if (statKind(probe) !== "dir") throw new OperationError("output_not_writable", `Cannot create the archive in ${dir}: ${probe} is not a directory.`, { path: dir });
   try {
     fs.accessSync(probe, fs.constants.W_OK | fs.constants.X_OK);
   } catch {

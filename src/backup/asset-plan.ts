@@ -44,7 +44,8 @@ export function resolveRealish(p: string): string {
   return path.join(resolveRealish(parent), path.basename(abs));
 }
 
-function statKind(p: string): "dir" | "file" | "other" | null {
+/** What `p` is after following symlinks, or null when it does not exist. */
+export function statKind(p: string): "dir" | "file" | "other" | null {
   try {
     const st = fs.statSync(p);
     return st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";

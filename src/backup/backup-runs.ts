@@ -15,7 +15,8 @@ export interface BackupRunRow {
 export interface RecordRunInput {
   runId: string;
   createdAt: Date;
-  archivePath: string;
+  /** Null when the run failed before its archive path was known. */
+  archivePath: string | null;
   status: "completed" | "failed";
   manifest?: ManifestSummary;
   error?: unknown;

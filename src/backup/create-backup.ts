@@ -6,19 +6,22 @@ import { NotFoundError, OperationError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { ensurePrivateDir } from "../state/private-fs.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
-import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput } from "./archive-output.js";
+import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput, type ArchiveOutput } from "./archive-output.js";
 import { planAssets, type AssetPlan } from "./asset-plan.js";
 import { buildManifest, summarizeManifest } from "./manifest.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
-import { walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
+import { archiveOrder, walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
 import { writeArchive } from "./write-archive.js";
 
 export type { BackupProgressEvent } from "./types.js";
 
 export interface CreateBackupOptions {
   paths: StatePaths;
-  /** Archive file path, or a directory (existing, or ending with '/') to hold the default-named archive. Default: paths.backupDir (created 0700). */
+  /**
+   * Archive file path, or a directory (existing, or ending with '/') to hold the default-named archive.
+   * Default: paths.backupDir (created 0700). A new path without .tar.gz/.tgz is also taken as a directory.
+   */
   output?: string;
   /** Default true: re-open and fully verify the written archive. */
   verify?: boolean;
@@ -97,10 +100,23 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   const manifestOptions = { onlyConfig: Boolean(options.onlyConfig), includeWorkspace: options.includeWorkspace !== false, verify, dryRun };
   options.onProgress?.({ phase: "plan", bytesDone: 0 });
 
-  const plan = planAssets({ paths, onlyConfig: options.onlyConfig, includeWorkspace: options.includeWorkspace });
-  if (plan.assets.length === 0) throw nothingToBackUp(paths, Boolean(options.onlyConfig));
-  const output = resolveArchiveOutput(options.output, paths, createdAt);
-  checkOutputLocation(output, plan, paths);
+  const recordFailure = async (archivePath: string | null, error: unknown): Promise<void> => {
+    if (dryRun) return;
+    const { recordBackupRun } = await import("./backup-runs.js");
+    recordBackupRun(paths, { runId, createdAt, archivePath, status: "failed", error });
+  };
+  let plan: AssetPlan;
+  let output: ArchiveOutput;
+  try {
+    plan = planAssets({ paths, onlyConfig: options.onlyConfig, includeWorkspace: options.includeWorkspace });
+    if (plan.assets.length === 0) throw nothingToBackUp(paths, Boolean(options.onlyConfig));
+    output = resolveArchiveOutput(options.output, paths, createdAt);
+    checkOutputLocation(output, plan, paths);
+  } catch (error) {
+    // Refused before anything was written (output exists, inside a source, …): still a failed run.
+    await recordFailure(null, error);
+    throw error;
+  }
   const warnings = [...plan.warnings];
   const runner = new SqliteJobRunner();
   runner.warm();
@@ -112,7 +128,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       checkOutputWritable(output.dir);
       const walk = walkAssets(plan.assets, { exclude: [] });
       warnings.push(...walk.warnings);
-      const described = await describeDryRun(walk.entries, runner);
+      const described = await describeDryRun(archiveOrder(walk.entries), runner);
       const manifest = manifestFrom(walk, {
         skipped: [...plan.skipped, ...walk.skipped],
         directories: walk.entries.flatMap((e) => (e.type === "dir" ? [{ archivePath: e.archivePath }] : [])),
@@ -136,7 +152,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       archivePath: output.archivePath,
       root: output.root,
       stagingDir,
-      entries: walk.entries,
+      entries: archiveOrder(walk.entries),
       runner,
       createdAt,
       onProgress: options.onProgress,
@@ -163,8 +179,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     return { runId, status: "completed", archivePath: output.archivePath, verified, sizeBytes: written.sizeBytes, manifest: written.manifest, warnings, recorded: recordWarning === null };
   } catch (error) {
     if (published) fs.rmSync(output.archivePath, { force: true });
-    const { recordBackupRun } = await import("./backup-runs.js");
-    recordBackupRun(paths, { runId, createdAt, archivePath: output.archivePath, status: "failed", error });
+    await recordFailure(output.archivePath, error);
     throw error;
   } finally {
     await runner.close();

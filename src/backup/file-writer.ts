@@ -7,10 +7,11 @@ const CREATE_FLAGS = fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O
 const MAX_PENDING_SYNCS = 16;
 const MAX_WRITES_IN_FLIGHT = 4;
 
-async function writeFully(handle: fs.promises.FileHandle, chunk: Buffer, position: number): Promise<void> {
+/** Writes all of `chunk` at `position` (null: the current file position), looping over short writes. */
+export async function writeFully(handle: fs.promises.FileHandle, chunk: Buffer, position: number | null): Promise<void> {
   let offset = 0;
   while (offset < chunk.length) {
-    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset, position + offset);
+    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset, position === null ? null : position + offset);
     offset += bytesWritten;
   }
 }

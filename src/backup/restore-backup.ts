@@ -141,10 +141,20 @@ function ownerOf(items: readonly RestorePlanItem[], archivePath: string): Restor
 interface Extraction {
   staged: StagedItem[];
   databases: RestoredDatabase[];
+  /** Where each restored database is staged, and where it goes. */
+  stagedDatabases: Array<{ staged: string; destination: string }>;
 }
 
 /** The single pass: every entry verified (readArchive) and each restored asset's entries written into staging. */
-async function extractToStaging(plan: RestorePlan, manifest: BackupManifest, paths: StatePaths, stamp: string, runner: SqliteJobRunner, onProgress?: ProgressCallback): Promise<Extraction> {
+async function extractToStaging(
+  plan: RestorePlan,
+  manifest: BackupManifest,
+  paths: StatePaths,
+  stamp: string,
+  runner: SqliteJobRunner,
+  stopped: () => unknown,
+  onProgress?: ProgressCallback,
+): Promise<Extraction> {
   const staged: StagedItem[] = [];
   /** Where each plan item's content is staged: its own sibling dir, or inside its outer item's staged tree. */
   const location = new Map<string, string>();
@@ -179,16 +189,21 @@ async function extractToStaging(plan: RestorePlan, manifest: BackupManifest, pat
     createdDirs.add(dir);
   };
   const databases: RestoredDatabase[] = [];
+  const stagedDatabases: Array<{ staged: string; destination: string }> = [];
   const dbWork: Array<Promise<void>> = [];
   let failure: string | undefined;
 
   const sink: ArchiveSink = {
     directory: (archivePath) => {
+      const stop = stopped();
+      if (stop) throw stop;
       const target = stagedPathOf(archivePath);
       if (target) ensureDir(target);
     },
     file: async (listed, database) => {
       if (failure) throw new ArchiveProblem(failure);
+      const stop = stopped();
+      if (stop) throw stop;
       const target = stagedPathOf(listed.archivePath);
       if (!target) return null;
       ensureDir(path.dirname(target));
@@ -213,9 +228,11 @@ async function extractToStaging(plan: RestorePlan, manifest: BackupManifest, pat
             });
             const owner = ownerOf(plan.items, listed.archivePath)!;
             const rel = listed.archivePath.slice(owner.archivePath.length + 1);
+            const destination = rel === "" ? owner.destination : path.join(owner.destination, ...rel.split("/"));
+            stagedDatabases.push({ staged: target, destination });
             databases.push({
               archivePath: listed.archivePath,
-              destination: rel === "" ? owner.destination : path.join(owner.destination, ...rel.split("/")),
+              destination,
               role: database.role,
               agentId: database.agentId,
               leasesDropped: done.leasesDropped,
@@ -241,7 +258,7 @@ async function extractToStaging(plan: RestorePlan, manifest: BackupManifest, pat
     }
     // New names in every staged directory must be durable before the trees are renamed into place.
     for (const dir of createdDirs) fsyncDir(dir);
-    return { staged, databases };
+    return { staged, databases, stagedDatabases };
   } catch (error) {
     await pool.drain().catch(() => undefined);
     await Promise.allSettled(dbWork);
@@ -250,14 +267,19 @@ async function extractToStaging(plan: RestorePlan, manifest: BackupManifest, pat
   }
 }
 
-function removeStaleSidecars(databases: readonly RestoredDatabase[]): string[] {
+/**
+ * Sidecars beside the staged databases are removed before the swap: a restored DB never meets a -wal/-shm
+ * that is not its own. (Old sidecars leave with the tree they belong to; deleting files beside the live
+ * path after the swap could hit a process that has just opened the new database.)
+ */
+function removeStaleSidecars(stagedDatabases: ReadonlyArray<{ staged: string; destination: string }>): string[] {
   const removed: string[] = [];
-  for (const db of databases) {
+  for (const db of stagedDatabases) {
     for (const suffix of ["-wal", "-shm", "-journal"]) {
-      const side = `${db.destination}${suffix}`;
+      const side = `${db.staged}${suffix}`;
       if (pathExists(side)) {
         fs.rmSync(side, { force: true });
-        removed.push(side);
+        removed.push(`${db.destination}${suffix}`);
       }
     }
   }
@@ -291,11 +313,22 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
   if (options.dryRun) {
     const check = await verifyBackup(archivePath, { onProgress: options.onProgress });
     if (!check.ok) throw refused(archivePath, check.problem ?? "verification failed");
+    if (!plan.target) {
+      await precheckLease(paths, Boolean(options.force)).catch((error: unknown) => {
+        if (!(error instanceof StateLockedError)) throw error;
+        result.warnings.push(`${error.message.replace(/ \(nothing was restored\)\.$/, ".")} The real restore would exit 75.`);
+      });
+    }
     return result;
   }
   if (options.confirm && !(await options.confirm(plan))) return { ...result, status: "declined" };
 
-  if (!plan.target) await precheckLease(paths, Boolean(options.force));
+  // The read-only lease check runs beside the extraction (which only writes staging); a held lease stops it.
+  let lockError: unknown;
+  const precheck = plan.target ? Promise.resolve() : precheckLease(paths, Boolean(options.force));
+  precheck.catch((error: unknown) => {
+    lockError = error;
+  });
   // Two workers: database checks are the slowest part of a restore and run beside the inflate.
   const runner = new SqliteJobRunner({ workers: 2 });
   runner.warm();
@@ -306,7 +339,7 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     if (plan.target) ensurePrivateDir(plan.target);
     let extraction: Extraction;
     try {
-      extraction = await extractToStaging(plan, manifest, paths, stamp, runner, options.onProgress);
+      extraction = await extractToStaging(plan, manifest, paths, stamp, runner, () => lockError, options.onProgress);
     } catch (error) {
       if (error instanceof ArchiveProblem) throw refused(archivePath, error.message);
       if (error instanceof OpenclawStateError) throw error;
@@ -315,6 +348,8 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     options.onProgress?.({ phase: "swap", bytesDone: 0 });
     let done;
     try {
+      await precheck;
+      result.removedSidecars = removeStaleSidecars(extraction.stagedDatabases);
       lease = plan.target ? null : await takeLease(paths, Boolean(options.force), result.warnings);
       done = swapIntoPlace(extraction.staged, stamp, options.failAfterSwaps);
     } finally {
@@ -322,7 +357,6 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     }
     const carried = carryKeptPaths(done);
     result.warnings.push(...carried.warnings);
-    result.removedSidecars = removeStaleSidecars(extraction.databases);
     result.databases = extraction.databases.sort((a, b) => a.archivePath.localeCompare(b.archivePath));
     lease?.release();
     for (const d of done) {

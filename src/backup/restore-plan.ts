@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { OperationError, UsageError } from "../core/errors.js";
 import { expandUserPath, isPathInside, type StatePaths } from "../state/paths.js";
+import { pathExists } from "../state/private-fs.js";
 import { realpathOrNull } from "./asset-plan.js";
 import { archivePathInside } from "./manifest.js";
 import { PAYLOAD_DIR, type AssetKind, type BackupAsset, type BackupManifest, type SkippedItem } from "./types.js";
@@ -34,15 +35,6 @@ export interface PlanRestoreOptions {
   archivePath: string;
   target?: string;
   includeWorkspace?: boolean;
-}
-
-function exists(p: string): boolean {
-  try {
-    fs.lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Resolves symlinks at the destination so the swap happens where the data lives, on its file system. */
@@ -123,11 +115,18 @@ export function planRestore(manifest: BackupManifest, options: PlanRestoreOption
       archivePath: asset.archivePath,
       type: asset.type,
       destination,
-      action: exists(destination) ? "replace" : "create",
+      action: pathExists(destination) ? "replace" : "create",
       files: files.length,
       bytes: files.reduce((n, f) => n + f.size, 0),
       keep: [...new Set(keep)],
     });
+  }
+  // The archive being restored is carried over if it lives inside a tree that is replaced.
+  const archiveReal = realpathOrNull(options.archivePath);
+  for (const item of items) {
+    if (archiveReal && item.type === "dir" && item.action === "replace" && isPathInside(item.destination, archiveReal)) {
+      item.keep.push(path.relative(item.destination, archiveReal).split(path.sep).join("/"));
+    }
   }
   // Outer destinations first; an inner one is staged inside its outer's tree and swapped with it.
   items.sort((a, b) => a.destination.length - b.destination.length);

@@ -69,9 +69,10 @@ function specialKind(st: fs.Stats): string {
   return "special file";
 }
 
-function isVanished(error: unknown): boolean {
+/** The path is gone (or was swapped for a symlink, which O_NOFOLLOW refuses): a vanished file, not a failure. */
+export function isVanished(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
-  return code === "ENOENT" || code === "ENOTDIR";
+  return code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP";
 }
 
 /** Every parent folder of the asset roots (`payload`, `payload/config`, …), each once, parents first. */
@@ -131,6 +132,12 @@ export function walkAssets(assets: readonly PlannedAsset[], options: WalkOptions
         const rel = dirRel === "" ? name : `${dirRel}/${name}`;
         const archivePath = `${asset.archivePath}/${rel}`;
         if (excluded.has(abs)) continue;
+        if (/[\n\r]/.test(name)) {
+          // Tar readers split pax records on newlines; such a name could not be read back faithfully.
+          skipped.push({ kind: "file", path: abs, reason: "name contains a line break (not archivable)" });
+          warnings.push(`${JSON.stringify(abs)} has a line break in its name and was not archived.`);
+          continue;
+        }
         if (backupDirs.has(abs)) {
           skipped.push({ kind: "file", path: abs, reason: "backup directory (never archived)" });
           leftOut.set(asset.archivePath, [...(leftOut.get(asset.archivePath) ?? []), rel]);
@@ -169,4 +176,16 @@ export function walkAssets(assets: readonly PlannedAsset[], options: WalkOptions
     }
   }
   return { entries, skipped, warnings, excluded: leftOut };
+}
+
+/**
+ * The order entries go into the archive: directories, then databases largest first, then the other files.
+ * On restore each database's integrity check starts as soon as it is extracted and overlaps with what
+ * follows, so the biggest checks start first and the last one to finish is the smallest.
+ */
+export function archiveOrder(entries: readonly WalkEntry[]): WalkEntry[] {
+  const dirs = entries.filter((e) => e.type !== "file");
+  const files = entries.filter((e): e is WalkFile => e.type === "file");
+  const databases = files.filter((f) => f.database).sort((a, b) => b.size - a.size);
+  return [...dirs, ...databases, ...files.filter((f) => !f.database)];
 }

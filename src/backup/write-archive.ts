@@ -19,7 +19,8 @@ import type { DatabaseFileInfo } from "../state/sqlite-snapshot.js";
 import { createParallelGzip } from "./parallel-gzip.js";
 import { encodeEntryHeader, paddingFor, TAR_EOF } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestDirectory, type ManifestFile, type ManifestSymlink, type ProgressCallback, type SkippedItem } from "./types.js";
-import type { WalkEntry, WalkFile } from "./walk-assets.js";
+import { isVanished, type WalkEntry, type WalkFile } from "./walk-assets.js";
+import { writeFully } from "./file-writer.js";
 
 const gzip = promisify(zlib.gzip);
 const READ_CHUNK = 1024 * 1024;
@@ -52,22 +53,15 @@ export interface WriteArchiveResult {
 
 interface Snapshot {
   file: string;
-  info: DatabaseFileInfo;
-}
-
-function isGone(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP";
+  /** VACUUM INTO finished (the file is complete and fsynced). */
+  taken: Promise<unknown>;
+  /** integrity_check, page stats and row counts of the snapshot. */
+  info: Promise<DatabaseFileInfo>;
 }
 
 /** Exclusive 0600 create: an archive or temp file is never opened over an existing one. */
 export function openExclusive(file: string): Promise<fs.promises.FileHandle> {
   return fs.promises.open(file, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, 0o600);
-}
-
-async function writeAll(handle: fs.promises.FileHandle, chunk: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < chunk.length) offset += (await handle.write(chunk, offset, chunk.length - offset)).bytesWritten;
 }
 
 /**
@@ -95,19 +89,21 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   let bytesDone = 0;
   const progress = (p: string): void => options.onProgress?.({ phase: "archive", bytesDone, bytesTotal, path: p });
 
-  // Snapshots run on the worker one database ahead, so VACUUM INTO + integrity_check overlap with compression.
+  // Snapshots run on the worker one database ahead of the compressor. A database streams as soon as its
+  // VACUUM INTO is done; its integrity_check and row counts run meanwhile and are awaited before it is
+  // recorded (a failure still aborts the whole archive).
   const dbIndexes = entries.flatMap((e, i) => (e.type === "file" && e.database ? [i] : []));
-  const snapshots = new Map<number, Promise<Snapshot>>();
-  const startSnapshot = (index: number): Promise<Snapshot> => {
+  const snapshots = new Map<number, Snapshot>();
+  const startSnapshot = (index: number): Snapshot => {
     let started = snapshots.get(index);
     if (!started) {
       const entry = entries[index] as WalkFile;
       const file = path.join(stagingDir, `snapshot-${index}.sqlite`);
-      started = runner
-        .run({ op: "snapshot", source: entry.absPath, dest: file })
-        .then(() => runner.run({ op: "describe", file, check: "integrity_check" }))
-        .then((info) => ({ file, info }));
-      started.catch(() => undefined);
+      const taken = runner.run({ op: "snapshot", source: entry.absPath, dest: file });
+      const info = taken.then(() => runner.run({ op: "describe", file, check: "integrity_check" }));
+      taken.catch(() => undefined);
+      info.catch(() => undefined);
+      started = { file, taken, info };
       snapshots.set(index, started);
     }
     return started;
@@ -118,7 +114,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     try {
       handle = await fs.promises.open(source, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
     } catch (error) {
-      if (!isGone(error)) throw error;
+      if (!isVanished(error)) throw error;
       parts.warnings.push(`${entry.absPath} vanished before it was archived; it is not in the archive.`);
       parts.skipped.push({ kind: "file", path: entry.absPath, reason: "vanished during the backup" });
       return;
@@ -176,12 +172,11 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
         continue;
       }
       options.onProgress?.({ phase: "snapshot", bytesDone, bytesTotal, path: entry.absPath });
-      const pending = startSnapshot(i);
+      const snap = startSnapshot(i);
       const next = dbIndexes.find((d) => d > i);
       if (next !== undefined) startSnapshot(next);
-      let snap: Snapshot;
       try {
-        snap = await pending;
+        await snap.taken;
       } catch (error) {
         if (!fs.existsSync(entry.absPath)) {
           parts.warnings.push(`Database ${entry.absPath} vanished before it was snapshotted; it is not in the archive.`);
@@ -190,32 +185,40 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
         }
         throw new OperationError("snapshot_failed", `Cannot snapshot database ${entry.absPath} (${describeError(error)}); no archive was written. Run \`openclaw-state doctor\` to see why.`, { path: entry.absPath, cause: error });
       }
-      if (snap.info.problems.length > 0) {
+      let archived: ManifestFile | undefined;
+      yield* fileBody(entry, snap.file, fs.statSync(snap.file).size, (f) => {
+        archived = f;
+      });
+      let info: DatabaseFileInfo;
+      try {
+        info = await snap.info;
+      } catch (error) {
+        throw new OperationError("snapshot_failed", `Cannot check the snapshot of ${entry.absPath} (${describeError(error)}); no archive was written.`, { path: entry.absPath, cause: error });
+      }
+      if (info.problems.length > 0) {
         throw new OperationError(
           "snapshot_integrity_failed",
-          `The snapshot of ${entry.absPath} fails integrity_check (${snap.info.problems[0]}); no archive was written. Run \`openclaw-state doctor --deep\` and repair the database first.`,
+          `The snapshot of ${entry.absPath} fails integrity_check (${info.problems[0]}); no archive was written. Run \`openclaw-state doctor --deep\` and repair the database first.`,
           { path: entry.absPath },
         );
       }
-      const size = fs.statSync(snap.file).size;
-      yield* fileBody(entry, snap.file, size, (f) => {
-        parts.files.push(f);
-        const db = entry.database!;
-        parts.databases.push({
-          role: db.role,
-          agentId: db.agentId,
-          sourcePath: entry.absPath,
-          archivePath: entry.archivePath,
-          schemaVersion: snap.info.userVersion,
-          pageCount: snap.info.pageCount,
-          pageSize: snap.info.pageSize,
-          rowCounts: snap.info.rowCounts,
-          integrity: "ok",
-          sizeBytes: f.size,
-          sha256: f.sha256,
-        });
-      });
       fs.rmSync(snap.file, { force: true });
+      if (!archived) continue;
+      parts.files.push(archived);
+      const db = entry.database;
+      parts.databases.push({
+        role: db.role,
+        agentId: db.agentId,
+        sourcePath: entry.absPath,
+        archivePath: entry.archivePath,
+        schemaVersion: info.userVersion,
+        pageCount: info.pageCount,
+        pageSize: info.pageSize,
+        rowCounts: info.rowCounts,
+        integrity: "ok",
+        sizeBytes: archived.size,
+        sha256: archived.sha256,
+      });
     }
     yield TAR_EOF;
   }
@@ -230,7 +233,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     );
   } finally {
     // Settle look-ahead snapshots (a failure may leave one running) before the staging dir goes away.
-    await Promise.allSettled([...snapshots.values()]);
+    await Promise.allSettled([...snapshots.values()].flatMap((snap) => [snap.taken, snap.info]));
   }
 
   const manifest = options.manifestFor(parts);
@@ -248,8 +251,8 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   const out = await openExclusive(temp);
   let published = false;
   try {
-    await writeAll(out, head);
-    for await (const chunk of fs.createReadStream(payloadFile, { highWaterMark: READ_CHUNK })) await writeAll(out, chunk as Buffer);
+    await writeFully(out, head, null);
+    for await (const chunk of fs.createReadStream(payloadFile, { highWaterMark: READ_CHUNK })) await writeFully(out, chunk as Buffer, null);
     await out.sync();
     await out.close();
     publishNoClobber(temp, options.archivePath);

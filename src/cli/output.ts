@@ -165,7 +165,8 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
 
 /** Output for the real process: colour and spinners follow the terminal and NO_COLOR/FORCE_COLOR. */
 export function createProcessOutput(flags: { json?: boolean; quiet?: boolean; verbose?: boolean; color?: boolean }): Output {
-  const interactive = Boolean(process.stdout.isTTY) && !flags.json;
+  // A terminal that reports no width (some ptys) would make the spinner's line clearing run away.
+  const interactive = Boolean(process.stdout.isTTY) && !flags.json && (process.stderr.columns ?? 0) > 0;
   const env = process.env;
   let color = interactive;
   if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "0") color = true;

@@ -6,6 +6,9 @@ import { OperationError } from "../core/errors.js";
 import { collectSecretValues, describeParseError, SecretScrubber } from "../core/redact.js";
 import { parseTolerantJson } from "../core/tolerant-json.js";
 import { hashFile } from "./line-stream.js";
+
+// Kept importable from here (the framework commit exported it): the streamed hash lives in line-stream.ts.
+export { hashFile };
 import type { DetectedSource, ImportCounts, SourceInspection } from "./types.js";
 
 /** Control-plane JSON files are small; beyond this one is refused rather than parsed whole. */

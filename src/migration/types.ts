@@ -17,7 +17,24 @@ export type SourceKind =
   | "oauth-credentials"
   | "exec-approvals"
   | "delivery-queue"
-  | "subagent-runs";
+  | "subagent-runs"
+  // Issue 5, second half.
+  | "conversation-bindings"
+  | "model-catalog"
+  | "device-identity"
+  | "device-auth"
+  | "device-pairing"
+  | "node-pairing"
+  | "sandbox-registry"
+  | "update-check"
+  | "config-health"
+  | "tui-last-session"
+  | "commitments"
+  | "gateway-instance-id"
+  | "tts-settings"
+  | "config-audit"
+  | "audit-log"
+  | "plugin-installs";
 
 /** Which database an importer writes: the source's agent database, or the global (control-plane) one. */
 export type TargetDatabase = "agent" | "global";

@@ -119,15 +119,25 @@ describe("createBackup", () => {
     const inDir = await createBackup({ paths: state.paths, output: `${path.join(dir, "new-sub")}/`, verify: false });
     expect(path.dirname(inDir.archivePath)).toBe(path.join(dir, "new-sub"));
     expect(modeOf(path.join(dir, "new-sub"))).toBe(0o700);
+    // A new path without .tar.gz/.tgz is a directory too (what `--backup-dir <dir>` callers pass).
+    const bare = await createBackup({ paths: state.paths, output: path.join(dir, "bare"), verify: false });
+    expect(path.dirname(bare.archivePath)).toBe(path.join(dir, "bare"));
   });
 
   it("refuses an output inside the state dir, but allows and excludes <stateDir>/backups", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
-    const before = snapshotTree(state.root);
+    // Only the failed run's backup_runs row is written.
+    const tree = (): Record<string, unknown> => {
+      const t = snapshotTree(state.root);
+      delete t[".openclaw/state/openclaw.sqlite"];
+      return t;
+    };
+    const before = tree();
     await expect(createBackup({ paths: state.paths, output: path.join(state.stateDir, "notes", "x.tar.gz") })).rejects.toBeInstanceOf(UsageError);
     await expect(createBackup({ paths: state.paths, output: path.join(state.stateDir, "notes", "x.tar.gz"), dryRun: true })).rejects.toMatchObject({ code: "output_inside_source" });
-    expect(snapshotTree(state.root)).toEqual(before);
+    expect(tree()).toEqual(before);
+    expect(countRows(state.paths.globalDbPath, "backup_runs", "global")).toBe(1);
 
     const first = await createBackup({ paths: state.paths, output: `${path.join(state.stateDir, "backups")}/` });
     const second = await createBackup({ paths: state.paths, output: `${path.join(state.stateDir, "backups")}/` });
@@ -174,17 +184,19 @@ describe("createBackup", () => {
     expect(ok.recorded).toBe(true);
     const out = path.join(makeTempDir(), "exists.tar.gz");
     fs.writeFileSync(out, "x");
-    // Refused before anything is written: no run was started, so nothing is recorded for it.
-    await expect(createBackup({ paths: state.paths, output: out })).rejects.toThrow();
+    // Refused before anything is written, but still a failed run.
+    await expect(createBackup({ paths: state.paths, output: out })).rejects.toMatchObject({ code: "archive_exists" });
     fs.writeFileSync(path.join(state.paths.agentsDir, "main", "agent", "broken.sqlite"), Buffer.concat([Buffer.from("SQLite format 3\0"), Buffer.alloc(2048, 7)]));
     await expect(createBackup({ paths: state.paths })).rejects.toMatchObject({ code: "snapshot_failed" });
     const db = openGlobalDatabase(state.paths, { mode: "read" });
     try {
       const rows = db.all(db.q.selectFrom("backup_runs").selectAll().orderBy("created_at"));
-      expect(rows.map((r) => r.status)).toEqual(["completed", "failed"]);
+      expect(rows.map((r) => r.status)).toEqual(["completed", "failed", "failed"]);
       expect(rows[0]!.archive_path).toBe(ok.archivePath);
       expect(JSON.parse(rows[0]!.manifest_json!)).toMatchObject({ runId: ok.runId, totals: { databases: 2 } });
-      expect(JSON.parse(rows[1]!.manifest_json!).error.code).toBe("snapshot_failed");
+      expect(rows[1]!.archive_path).toBeNull();
+      expect(JSON.parse(rows[1]!.manifest_json!).error.code).toBe("archive_exists");
+      expect(JSON.parse(rows[2]!.manifest_json!).error.code).toBe("snapshot_failed");
     } finally {
       db.close();
     }
@@ -214,10 +226,11 @@ describe("createBackup", () => {
     expect(result.manifest.files.map((f) => f.archivePath)).toEqual(["payload/config/openclaw.json"]);
   });
 
-  it("skips FIFOs with a note and warns about a file that vanishes mid-run", async () => {
+  it("skips FIFOs and unarchivable names with a note and warns about a file that vanishes mid-run", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
     expect(spawnSync("mkfifo", [path.join(state.stateDir, "pipe")]).status).toBe(0);
+    fs.writeFileSync(path.join(state.stateDir, "bad\nname"), "x");
     const doomed = path.join(state.stateDir, "notes", "zz-vanishes.txt");
     fs.writeFileSync(doomed, "bye");
     let removed = false;
@@ -231,6 +244,7 @@ describe("createBackup", () => {
       },
     });
     expect(result.manifest.skipped).toContainEqual({ kind: "special", path: path.join(state.stateDir, "pipe"), reason: "FIFO (not archivable)" });
+    expect(result.manifest.skipped).toContainEqual({ kind: "file", path: path.join(state.stateDir, "bad\nname"), reason: "name contains a line break (not archivable)" });
     expect(result.warnings.join("\n")).toMatch(/zz-vanishes\.txt vanished before it was archived/);
     expect(result.manifest.files.some((f) => f.archivePath.endsWith("zz-vanishes.txt"))).toBe(false);
     expect(result.verified).toBe(true);

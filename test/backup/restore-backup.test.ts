@@ -118,6 +118,9 @@ describe("restoreBackup", () => {
     expect((error as StateLockedError).exitCode).toBe(75);
     expect((error as Error).message).toMatch(/locked by `doctor --fix` \(pid \d+/);
     expect(snapshotTree(state.root)).toEqual(before);
+    const dry = await restoreBackup({ paths: state.paths, archivePath: backup.archivePath, dryRun: true });
+    expect(dry.warnings.join("\n")).toMatch(/locked by `doctor --fix`.*The real restore would exit 75/);
+    expect(snapshotTree(state.root)).toEqual(before);
 
     const forced = await restoreBackup({ paths: state.paths, archivePath: backup.archivePath, confirm: yes, force: true });
     expect(forced.status).toBe("restored");
@@ -214,5 +217,39 @@ describe("restoreBackup", () => {
 
     await restoreBackup({ paths: state.paths, archivePath: backup.archivePath, confirm: yes });
     expect(fs.readFileSync(path.join(ws, "src", "main.ts"), "utf8")).toBe("export {};\n");
+  });
+
+  it("carries over the archive it restores from when it lies inside the replaced state dir", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const made = await createBackup({ paths: state.paths });
+    const inside = path.join(state.stateDir, "notes", "copy.tar.gz");
+    fs.copyFileSync(made.archivePath, inside);
+    const result = await restoreBackup({ paths: state.paths, archivePath: inside, confirm: yes });
+    expect(result.plan[0]!.keep).toContain("notes/copy.tar.gz");
+    expect(fs.existsSync(inside)).toBe(true);
+    expect(leftovers(state.root)).toEqual([]);
+  });
+
+  it("stages a config that now lives inside the state dir within the state tree; refuses a clash", async () => {
+    const state = makeTempState("legacy-state");
+    fs.rmSync(path.join(state.stateDir, "openclaw.json"));
+    const env = { ...state.env, OPENCLAW_CONFIG_PATH: path.join(state.root, "etc", "openclaw.json") };
+    const outside = { ...state, env, paths: resolveStatePaths({ env }) };
+    seedState(outside);
+    const made = await createBackup({ paths: outside.paths });
+    // Restored with the default layout: the config goes to <stateDir>/openclaw.json, inside the state tree.
+    const result = await restoreBackup({ paths: state.paths, archivePath: made.archivePath, confirm: yes });
+    expect(result.plan.find((i) => i.kind === "config")).toMatchObject({ nestedIn: "payload/state", destination: path.join(state.stateDir, "openclaw.json") });
+    expect(fs.readFileSync(path.join(state.stateDir, "openclaw.json"), "utf8")).toMatch(/comment/);
+    expect(modeOf(path.join(state.stateDir, "openclaw.json"))).toBe(0o600);
+
+    const clash = makeTempState("legacy-state");
+    const clashEnv = { ...clash.env, OPENCLAW_CONFIG_PATH: path.join(clash.root, "etc", "openclaw.json") };
+    seedState({ ...clash, env: clashEnv, paths: resolveStatePaths({ env: clashEnv }) });
+    const both = await createBackup({ paths: resolveStatePaths({ env: clashEnv }) });
+    const before = snapshotTree(clash.root);
+    await expect(restoreBackup({ paths: clash.paths, archivePath: both.archivePath, confirm: yes })).rejects.toMatchObject({ code: "restore_conflict" });
+    expect(snapshotTree(clash.root)).toEqual(before);
   });
 });

@@ -118,4 +118,20 @@ describe("openclaw-state backup (binary)", () => {
     expect(dry.stdout).toMatch(/skipped credentials .*: missing/);
     expect(snapshotTree(state.root)).toEqual(before);
   });
+
+  it("on a terminal, restore shows the plan and asks; declining changes nothing", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const archive = JSON.parse((await runInProcess(["backup", "create", "--json"], state.env)).stdout).archivePath as string;
+    fs.rmSync(path.join(state.stateDir, "notes"), { recursive: true });
+    const before = snapshotTree(state.root);
+    const declined = await runInProcess(["backup", "restore", archive], state.env, [false]);
+    expect(declined.code).toBe(1);
+    expect(declined.stdout).toMatch(/backup restore will \(from .*\):\n\s+replace\s+.*\.openclaw/);
+    expect(declined.stdout).toMatch(/Nothing was restored \(declined\)/);
+    expect(snapshotTree(state.root)).toEqual(before);
+    const accepted = await runInProcess(["backup", "restore", archive], state.env, [true]);
+    expect(accepted.code).toBe(0);
+    expect(fs.existsSync(path.join(state.stateDir, "notes", "readme.md"))).toBe(true);
+  });
 });

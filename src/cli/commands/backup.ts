@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import type { BackupProgressEvent } from "../../backup/types.js";
 import { ConsentRequiredError } from "../../core/errors.js";
 import { createCommandContext, type CliHost, type CommandContext } from "../context.js";
+import type { Progress } from "../output.js";
 
 export interface BackupCreateCommandOptions {
   output?: string;
@@ -29,14 +30,30 @@ export interface BackupPruneCommandOptions {
 
 const render = () => import("../render/backup-render.js");
 
-/** Runs `fn` with a spinner fed by progress events (a no-op off a TTY or under --json/--quiet). */
-async function withProgress<T>(ctx: CommandContext, text: string, fn: (onProgress: (e: BackupProgressEvent) => void) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` with a spinner fed by progress events (a no-op off a TTY or under --json/--quiet). `pause()`
+ * clears it before a prompt; the next event starts a new one.
+ */
+async function withProgress<T>(
+  ctx: CommandContext,
+  text: string,
+  fn: (onProgress: (e: BackupProgressEvent) => void, pause: () => void) => Promise<T>,
+): Promise<T> {
   const { backupProgressText } = await render();
-  const progress = ctx.output.progress(text);
+  let progress: Progress | null = ctx.output.progress(text);
+  const onProgress = (event: BackupProgressEvent): void => {
+    const line = backupProgressText(event);
+    if (progress) progress.update(line);
+    else progress = ctx.output.progress(line);
+  };
+  const pause = (): void => {
+    progress?.stop();
+    progress = null;
+  };
   try {
-    return await fn((event) => progress.update(backupProgressText(event)));
+    return await fn(onProgress, pause);
   } finally {
-    progress.stop();
+    pause();
   }
 }
 
@@ -103,7 +120,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .action(async (archive: string, opts: BackupRestoreCommandOptions, command: Command) => {
       const ctx = createCommandContext(command, host);
       const [{ restoreBackup }, { renderBackupRestore, renderRestorePlan }] = await Promise.all([import("../../backup/restore-backup.js"), render()]);
-      const result = await withProgress(ctx, "Reading archive", (onProgress) =>
+      const result = await withProgress(ctx, "Reading archive", (onProgress, pauseProgress) =>
         restoreBackup({
           paths: ctx.paths,
           archivePath: archive,
@@ -120,6 +137,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
                 `backup restore would ${replaced.length > 0 ? `replace ${replaced.join(", ")}` : `create ${plan.items.map((i) => i.destination).join(", ")}`} from ${plan.archivePath} and needs consent: re-run with --yes (nothing was changed).`,
               );
             }
+            pauseProgress();
             renderRestorePlan(ctx.output, plan, `backup restore will (from ${plan.archivePath}):`);
             return ctx.output.confirm("Restore now?");
           },

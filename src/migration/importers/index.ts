@@ -12,6 +12,12 @@ import { oauthCredentialsImporter } from "./oauth-credentials.js";
 import { sessionsIndexImporter } from "./sessions-index.js";
 import { subagentRunsImporter } from "./subagent-runs.js";
 import { transcriptImporter } from "./transcript.js";
+import { conversationBindingsImporter } from "./conversation-bindings.js";
+import { deviceAuthImporter, deviceIdentityImporter, devicePairingImporter, nodePairingImporter } from "./devices.js";
+import { modelCatalogsImporter } from "./model-catalogs.js";
+import { auditLogsImporter, configAuditImporter, gatewayInstanceIdImporter, pluginInstallsImporter, ttsSettingsImporter } from "./plugin-state-files.js";
+import { sandboxRegistryImporter } from "./sandbox-registry.js";
+import { commitmentsImporter, configHealthImporter, tuiLastSessionImporter, updateCheckImporter } from "./small-state.js";
 
 /**
  * In import order within each target database: an agent's session indexes before its transcripts
@@ -33,6 +39,23 @@ export const IMPORTERS: readonly SourceImporter[] = [
   execApprovalsImporter,
   deliveryQueueImporter,
   subagentRunsImporter,
+  // Issue 5, second half.
+  conversationBindingsImporter,
+  modelCatalogsImporter,
+  deviceIdentityImporter,
+  deviceAuthImporter,
+  devicePairingImporter,
+  nodePairingImporter,
+  sandboxRegistryImporter,
+  updateCheckImporter,
+  configHealthImporter,
+  tuiLastSessionImporter,
+  commitmentsImporter,
+  gatewayInstanceIdImporter,
+  ttsSettingsImporter,
+  configAuditImporter,
+  auditLogsImporter,
+  pluginInstallsImporter,
 ];
 
 export function importerFor(kind: SourceKind): SourceImporter {
