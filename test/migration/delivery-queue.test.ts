@@ -53,13 +53,15 @@ describe("delivery queue importer", () => {
     });
   });
 
-  it("is idempotent, and keeps a malformed entry in place while the others import", async () => {
+  it("is idempotent, and keeps a malformed entry in place while the others (and other kinds) import", async () => {
     const { paths, stateDir } = makeTempState("migration/delivery-queue");
+    fs.cpSync(path.join(process.cwd(), "fixtures/migration/subagents/subagents"), path.join(stateDir, "subagents"), { recursive: true });
     fs.writeFileSync(path.join(stateDir, "delivery-queue/d-bad.json"), '{"id": "d-bad", ');
     const { run } = await migrate(paths);
     expect(run.status).toBe("warning");
     expect(run.sources.find((o) => o.relativePath === "delivery-queue/d-bad.json")).toMatchObject({ status: "failed", reason: expect.stringMatching(/invalid JSON/) });
-    expect(run.sources.filter((o) => o.status === "imported")).toHaveLength(7);
+    expect(run.sources.filter((o) => o.status === "imported")).toHaveLength(8);
+    expect(run.sources.find((o) => o.kind === "subagent-runs")).toMatchObject({ status: "imported" });
     expect(fs.existsSync(path.join(stateDir, "delivery-queue/d-bad.json"))).toBe(true);
     const dump = dumpState(paths);
     const again = await migrate(paths);

@@ -45,13 +45,17 @@ describe("subagent runs importer", () => {
     expect(old).not.toHaveProperty("requesterChannel");
   });
 
-  it("keeps a malformed or unknown-version registry in place", async () => {
-    const { paths, stateDir } = makeTempState("migration/subagents");
-    const file = path.join(stateDir, "subagents/runs.json");
-    fs.writeFileSync(file, JSON.stringify({ version: 3, runs: {} }));
-    const { run } = await migrate(paths);
-    expect(run.status).toBe("warning");
-    expect(run.sources[0]).toMatchObject({ status: "failed", reason: expect.stringMatching(/subagent registry version 3 is not supported/) });
-    expect(fs.existsSync(file)).toBe(true);
+  it("keeps a malformed or unknown-version registry in place while the other kinds import", async () => {
+    for (const text of [JSON.stringify({ version: 3, runs: {} }), '{"version": 2, "runs": {"r": ']) {
+      const { paths, stateDir } = makeTempState("migration/cron");
+      const file = path.join(stateDir, "subagents/runs.json");
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, text);
+      const { run } = await migrate(paths);
+      expect(run.status).toBe("warning");
+      expect(run.sources.find((o) => o.kind === "subagent-runs")).toMatchObject({ status: "failed", reason: expect.stringMatching(/subagent registry version 3 is not supported|invalid JSON/) });
+      expect(run.sources.filter((o) => o.kind.startsWith("cron") && o.status === "imported")).toHaveLength(4);
+      expect(fs.existsSync(file)).toBe(true);
+    }
   });
 });
