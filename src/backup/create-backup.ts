@@ -8,7 +8,7 @@ import { ensurePrivateDir } from "../state/private-fs.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput, type ArchiveOutput } from "./archive-output.js";
 import { planAssets, type AssetPlan } from "./asset-plan.js";
-import { buildManifest, summarizeManifest } from "./manifest.js";
+import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
 import { archiveOrder, walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
@@ -75,18 +75,7 @@ async function describeDryRun(entries: readonly WalkEntry[], runner: SqliteJobRu
     if (info.problems.length > 0) {
       throw new OperationError("snapshot_integrity_failed", `Database ${entry.absPath} fails quick_check (${info.problems[0]}); a backup would fail. Run \`openclaw-state doctor --deep\` and repair it first.`, { path: entry.absPath });
     }
-    databases.push({
-      ...entry.database,
-      sourcePath: entry.absPath,
-      archivePath: entry.archivePath,
-      schemaVersion: info.userVersion,
-      pageCount: info.pageCount,
-      pageSize: info.pageSize,
-      rowCounts: info.rowCounts,
-      integrity: "not-checked",
-      sizeBytes: entry.size,
-      sha256: null,
-    });
+    databases.push(databaseRecord(entry, info, { size: entry.size, sha256: null, integrity: "not-checked" }));
   }
   return { files, databases };
 }

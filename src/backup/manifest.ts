@@ -2,6 +2,8 @@
 import os from "node:os";
 import { toolVersion } from "../core/version.js";
 import type { StatePaths } from "../state/paths.js";
+import type { DatabaseFileInfo } from "../state/sqlite-snapshot.js";
+import type { WalkFile } from "./walk-assets.js";
 import {
   MANIFEST_FORMAT,
   MANIFEST_SCHEMA_VERSION,
@@ -189,6 +191,27 @@ export function validateManifest(raw: unknown): BackupManifest {
   });
 
   return { ...(m as unknown as BackupManifest), assets, directories, files, symlinks, databases };
+}
+
+/** The manifest record of one database: where it came from, what its snapshot (or, in a dry-run, the live file) holds. */
+export function databaseRecord(
+  entry: WalkFile,
+  info: DatabaseFileInfo,
+  archived: { size: number; sha256: string | null; integrity: ManifestDatabase["integrity"] },
+): ManifestDatabase {
+  return {
+    role: entry.database?.role ?? "other",
+    agentId: entry.database?.agentId ?? null,
+    sourcePath: entry.absPath,
+    archivePath: entry.archivePath,
+    schemaVersion: info.userVersion,
+    pageCount: info.pageCount,
+    pageSize: info.pageSize,
+    rowCounts: info.rowCounts,
+    integrity: archived.integrity,
+    sizeBytes: archived.size,
+    sha256: archived.sha256,
+  };
 }
 
 export type ManifestSummary = Omit<BackupManifest, "directories" | "files" | "symlinks">;

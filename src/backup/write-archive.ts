@@ -16,6 +16,7 @@ import { describeError, OperationError } from "../core/errors.js";
 import { fsyncDir } from "../state/private-fs.js";
 import type { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import type { DatabaseFileInfo } from "../state/sqlite-snapshot.js";
+import { databaseRecord } from "./manifest.js";
 import { createParallelGzip } from "./parallel-gzip.js";
 import { encodeEntryHeader, paddingFor, TAR_EOF } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestDirectory, type ManifestFile, type ManifestSymlink, type ProgressCallback, type SkippedItem } from "./types.js";
@@ -205,20 +206,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       fs.rmSync(snap.file, { force: true });
       if (!archived) continue;
       parts.files.push(archived);
-      const db = entry.database;
-      parts.databases.push({
-        role: db.role,
-        agentId: db.agentId,
-        sourcePath: entry.absPath,
-        archivePath: entry.archivePath,
-        schemaVersion: info.userVersion,
-        pageCount: info.pageCount,
-        pageSize: info.pageSize,
-        rowCounts: info.rowCounts,
-        integrity: "ok",
-        sizeBytes: archived.size,
-        sha256: archived.sha256,
-      });
+      parts.databases.push(databaseRecord(entry, info, { size: archived.size, sha256: archived.sha256, integrity: "ok" }));
     }
     yield TAR_EOF;
   }
