@@ -18,6 +18,7 @@ import { modelCatalogsImporter } from "./model-catalogs.js";
 import { auditLogsImporter, configAuditImporter, gatewayInstanceIdImporter, pluginInstallsImporter, ttsSettingsImporter } from "./plugin-state-files.js";
 import { sandboxRegistryImporter } from "./sandbox-registry.js";
 import { commitmentsImporter, configHealthImporter, tuiLastSessionImporter, updateCheckImporter } from "./small-state.js";
+import { workspaceStateImporter } from "./workspace-state.js";
 
 /**
  * In import order within each target database: an agent's session indexes before its transcripts
@@ -56,6 +57,7 @@ export const IMPORTERS: readonly SourceImporter[] = [
   configAuditImporter,
   auditLogsImporter,
   pluginInstallsImporter,
+  workspaceStateImporter,
 ];
 
 export function importerFor(kind: SourceKind): SourceImporter {
