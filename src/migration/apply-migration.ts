@@ -3,7 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, SQLITE_BUSY_MESSAGE } from "../core/errors.js";
-import type { StatePaths } from "../state/paths.js";
+import { isPathInside, type StatePaths } from "../state/paths.js";
 import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
 import { importerFor } from "./importers/index.js";
@@ -146,7 +146,10 @@ function processSource(state: RunState, agentDb: AgentDatabase | null, s: Planne
     return outcomeOf(s, "failed", { reason: describeError(error) });
   }
   const notes: string[] = [];
-  const destination = state.options.removeSources ? null : retiredPath(state.options.paths.stateDir, state.runId, s.relativePath);
+  // A source outside the state dir (a configured cron store, an OAuth dir elsewhere) is not in the
+  // pre-migration backup: it is always moved, never deleted.
+  const deletable = state.options.removeSources && isPathInside(state.options.paths.stateDir, s.path);
+  const destination = deletable ? null : retiredPath(state.options.paths.stateDir, state.runId, s.relativePath);
   const retirement: Partial<SourceOutcome> = { retired: destination === null ? "deleted" : "moved", ...(destination !== null ? { retiredTo: destination } : {}) };
 
   if (s.action === "already-imported") {
@@ -384,8 +387,14 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
       state.retire.sync();
     }
     options.onProgress?.({ ...state.progress, phase: "retire" });
-    for (const dir of new Set(state.outcomes.filter((o) => o.retired).map((o) => path.dirname(o.path)))) {
-      if (removeDirIfEmpty(dir)) changes.push(`removed the empty legacy directory ${dir}`);
+    // Deepest first, then up while empty (delivery-queue/failed/ then delivery-queue/), never the state dir itself.
+    const stateDir = path.resolve(paths.stateDir);
+    const dirs = [...new Set(state.outcomes.filter((o) => o.retired).map((o) => path.dirname(path.resolve(o.path))))].sort((a, b) => b.length - a.length);
+    for (let dir of dirs) {
+      while (dir !== stateDir && isPathInside(stateDir, dir) && removeDirIfEmpty(dir)) {
+        changes.push(`removed the empty legacy directory ${dir}`);
+        dir = path.dirname(dir);
+      }
     }
   } catch (runError) {
     error = describeError(runError);

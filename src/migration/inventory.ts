@@ -54,6 +54,22 @@ export function toPosix(rel: string): string {
   return rel.split(path.sep).join("/");
 }
 
+/** A source's stable name: relative to the root with "/" separators, or its absolute path when outside it. */
+export function sourceRelativePath(root: string, file: string): string {
+  const rel = path.relative(root, file);
+  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel) ? toPosix(rel) : toPosix(path.resolve(file));
+}
+
+/** True when `file` is a regular file (symlinks and directories are not sources). */
+export function isRegularFile(file: string): boolean {
+  return lstat(file)?.isFile() ?? false;
+}
+
+/** Regular file names of a directory, sorted; [] when it does not exist. */
+export function listRegularFiles(dir: string): string[] {
+  return regularFiles(dir);
+}
+
 /** The default layout (`<home>/.openclaw`): only then may a legacy state dir be moved into its place. */
 export function isDefaultStateDir(paths: StatePaths): boolean {
   return path.resolve(paths.stateDir) === path.join(paths.homeDir, ".openclaw");

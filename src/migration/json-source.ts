@@ -3,9 +3,13 @@ import { isUtf8 } from "node:buffer";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { OperationError } from "../core/errors.js";
-import { describeParseError } from "../core/redact.js";
+import { collectSecretValues, describeParseError, SecretScrubber } from "../core/redact.js";
 import { parseTolerantJson } from "../core/tolerant-json.js";
-import type { DetectedSource, SourceInspection } from "./types.js";
+import { hashFile } from "./line-stream.js";
+
+// Kept importable from here (the framework commit exported it): the streamed hash lives in line-stream.ts.
+export { hashFile };
+import type { DetectedSource, ImportCounts, SourceInspection } from "./types.js";
 
 /** Control-plane JSON files are small; beyond this one is refused rather than parsed whole. */
 export const MAX_JSON_SOURCE_BYTES = 64 * 1024 * 1024;
@@ -18,25 +22,6 @@ export interface JsonSource {
 
 export function sha256Of(bytes: Buffer | string): string {
   return crypto.createHash("sha256").update(bytes).digest("hex");
-}
-
-/** sha256 and size of a file, streamed (for sources that will not parse). */
-export function hashFile(file: string): { sha256: string; sizeBytes: number } {
-  const hash = crypto.createHash("sha256");
-  const fd = fs.openSync(file, "r");
-  const buf = Buffer.allocUnsafe(1024 * 1024);
-  let size = 0;
-  try {
-    for (;;) {
-      const n = fs.readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      hash.update(buf.subarray(0, n));
-      size += n;
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-  return { sha256: hash.digest("hex"), sizeBytes: size };
 }
 
 /**
@@ -103,4 +88,34 @@ export function assertUnchanged(source: { path: string; sha256: string | null },
   if (source.sha256 !== null && source.sha256 !== sha256) {
     throw new OperationError("source_changed", `${source.path} changed since it was planned; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
   }
+}
+
+export interface SecretJson {
+  value: unknown;
+  sha256: string;
+  scrubber: SecretScrubber;
+}
+
+/** Reads a credentials file; the scrubber hides every credential value from text built while importing it. */
+export function readSecretJson(file: string): SecretJson {
+  const { value, sha256 } = readJsonSource(file);
+  return { value, sha256, scrubber: new SecretScrubber(collectSecretValues(value)) };
+}
+
+/** The value as an object, else the "wrong shape" error naming what was expected. */
+export function objectOf(file: string, value: unknown, expected: string): Record<string, unknown> {
+  if (!isObject(value)) throw shapeError(file, expected, value);
+  return value;
+}
+
+/** Every note and warning of a credentials import passed through the file's scrubber (defence in depth). */
+export function scrubbed(counts: ImportCounts, scrubber: SecretScrubber): ImportCounts {
+  return { ...counts, warnings: scrubber.scrubAll(counts.warnings), notes: scrubber.scrubAll(counts.notes) };
+}
+
+/** After commit: `expected.expect[field]` is a JSON list of keys; null when each exists, else what is missing. */
+export function verifyKeys(expected: ImportCounts, field: string, exists: (key: string) => boolean, what: string): string | null {
+  const keys = JSON.parse(String(expected.expect[field] ?? "[]")) as string[];
+  const missing = keys.filter((k) => !exists(k));
+  return missing.length === 0 ? null : `${missing.length} ${what} missing after commit: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", …" : ""}`;
 }

@@ -3,11 +3,11 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describeError } from "../core/errors.js";
-import { parseTolerantJson } from "../core/tolerant-json.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { IMPORTERS } from "./importers/index.js";
 import { compareText, takeInventory } from "./inventory.js";
+import { configuredMainKey, readLegacyConfig } from "./legacy-config.js";
 import { findLatestSourceByPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
 import type { DetectContext, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceInspection, SourceKind } from "./types.js";
 
@@ -25,29 +25,8 @@ const inspections = new WeakMap<MigrationPlan, Map<string, { mtimeMs: number; in
 
 export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** The config (`OPENCLAW_CONFIG_PATH`, else `<root>/openclaw.json`), JSON5-tolerant; null when absent or unreadable. */
-export function readLegacyConfig(paths: StatePaths, root: string): Record<string, unknown> | null {
-  for (const file of [paths.configPath, path.join(root, "openclaw.json")]) {
-    try {
-      const config = parseTolerantJson(fs.readFileSync(file, "utf8"));
-      return typeof config === "object" && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>) : null;
-    } catch {
-      continue;
-    }
-  }
-  return null;
-}
-
-/** `session.mainKey` from the config, lower-cased; "main" when absent. */
-export function configuredMainKey(config: Record<string, unknown> | null): string {
-  const key = (config?.session as { mainKey?: unknown } | undefined)?.mainKey;
-  return typeof key === "string" && key.trim() !== "" ? key.trim().toLowerCase() : "main";
-}
-
-/** `session.mainKey` from the config (JSON5), lower-cased; "main" when absent or unreadable. */
-export function readConfiguredMainKey(paths: StatePaths, root: string): string {
-  return configuredMainKey(readLegacyConfig(paths, root));
-}
+// Re-exported: the config readers moved to legacy-config.ts (importers use them without importing the planner).
+export { configuredMainKey, readConfiguredMainKey, readLegacyConfig } from "./legacy-config.js";
 
 function emptySummary(): KindSummary {
   return { files: 0, bytes: 0, records: 0, byAction: { import: 0, "already-imported": 0, "changed-since-import": 0, skip: 0 } };

@@ -34,7 +34,8 @@ export type SourceKind =
   | "tts-settings"
   | "config-audit"
   | "audit-log"
-  | "plugin-installs";
+  | "plugin-installs"
+  | "workspace-state";
 
 /** Which database an importer writes: the source's agent database, or the global (control-plane) one. */
 export type TargetDatabase = "agent" | "global";

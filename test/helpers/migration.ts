@@ -1,4 +1,5 @@
 // Migration test helpers: run applyMigration on a temp state, read rows, dump every table canonically.
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -92,4 +93,33 @@ export function dumpState(paths: StatePaths): Record<string, Record<string, unkn
     }
   }
   return out;
+}
+
+export interface LedgerRow {
+  source_path: string;
+  migration_kind: string;
+  target_table: string;
+  source_sha256: string;
+  source_size_bytes: number;
+  source_record_count: number;
+  status: string;
+  removed_source: number;
+  report_json: string;
+}
+
+/** The ledger rows of one source path, oldest first. */
+export function ledgerRows(paths: StatePaths, relativePath: string): LedgerRow[] {
+  return rows<LedgerRow>(paths.globalDbPath, "SELECT * FROM migration_sources WHERE source_path = ? ORDER BY imported_at", relativePath);
+}
+
+export function sha256Of(file: string): string {
+  return crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+}
+
+/** Asserts-free check data for "the ledger row names the table, the file's sha256 and its record count". */
+export function ledgerSummary(paths: StatePaths, relativePath: string): Pick<LedgerRow, "migration_kind" | "target_table" | "source_sha256" | "source_record_count" | "status" | "removed_source"> | undefined {
+  const row = ledgerRows(paths, relativePath).at(-1);
+  if (!row) return undefined;
+  const { migration_kind, target_table, source_sha256, source_record_count, status, removed_source } = row;
+  return { migration_kind, target_table, source_sha256, source_record_count, status, removed_source };
 }

@@ -164,8 +164,8 @@ describe("old layouts", () => {
 
     const { run } = await migrate(paths, { backup: false });
     expect(run.status).toBe("completed");
-    expect(fs.readdirSync(path.join(stateDir, "agents/main/agent")).sort()).toEqual(["auth-profiles.json", "openclaw-agent.sqlite"]);
-    // models.json moved with agent/ is imported (model-catalog) in the same run, then retired.
+    // auth-profiles.json and models.json moved with agent/ are imported in the same run (re-planned after the move), then retired.
+    expect(fs.readdirSync(path.join(stateDir, "agents/main/agent")).sort()).toEqual(["openclaw-agent.sqlite"]);
     expect(rows(paths.globalDbPath, "SELECT catalog_key FROM agent_model_catalogs")).toEqual([{ catalog_key: "agents/main/agent" }]);
     expect(fs.existsSync(path.join(stateDir, "agent"))).toBe(false);
     const db = agentDbFile(paths);
@@ -185,7 +185,8 @@ describe("the demo's legacy tree", () => {
     const plan = await planMigration({ paths });
     expect(plan.sources.find((s) => s.relativePath === "sessions/sessions.json")!.mainKeyElsewhere).toBe(true);
     const { run } = await migrate(paths);
-    expect(run).toMatchObject({ status: "completed", totals: { imported: 7, retired: 7 } });
+    // 6 session sources, cron jobs + state + 1 run log, auth profiles + auth state, the moved models.json.
+    expect(run).toMatchObject({ status: "completed", totals: { imported: 12, retired: 12 } });
     const main = agentDbFile(paths, "main");
     expect(rows(main, "SELECT session_key, session_id FROM session_routes ORDER BY session_key")).toEqual([
       { session_key: "agent:main:+15550002", session_id: "s-root-dm" },
@@ -198,6 +199,10 @@ describe("the demo's legacy tree", () => {
       { session_id: "s-ops", session_key: "agent:main:unknown:group:ops" },
       { session_id: "s-root-dm", session_key: "agent:main:+15550002" },
     ]);
+    expect(rows(paths.globalDbPath, "SELECT job_id, last_run_status FROM cron_jobs")).toEqual([{ job_id: "daily-brief", last_run_status: "ok" }]);
+    expect(rows(paths.globalDbPath, "SELECT count(*) AS n FROM cron_run_logs")).toEqual([{ n: 2 }]);
+    const [auth] = rows<{ profiles_json: string }>(paths.globalDbPath, "SELECT profiles_json FROM auth_profile_stores");
+    expect(Object.keys((JSON.parse(auth!.profiles_json) as { profiles: object }).profiles).sort()).toEqual(["anthropic:default", "openai-codex:default"]);
     expect(fs.existsSync(path.join(stateDir, "agents/main/agent/models.json"))).toBe(false);
     expect(fs.existsSync(path.join(stateDir, "agents/main/sessions/s-main-old.jsonl.reset.2025-12-31T00-00-00.000Z"))).toBe(true);
   });
@@ -217,7 +222,7 @@ describe("per-agent failures", () => {
     const failed = run.sources.filter((o) => o.status === "failed");
     expect(failed.map((o) => o.relativePath).sort()).toEqual(["agents/work/sessions/sessions.json", "agents/work/sessions/w-main.jsonl"]);
     expect(failed[0]!.reason).toMatch(/agent database "work" cannot be opened/);
-    expect(run.sources.filter((o) => o.status === "imported")).toHaveLength(7);
+    expect(run.sources.filter((o) => o.status === "imported")).toHaveLength(12);
     expect(fs.existsSync(path.join(stateDir, "agents/work/sessions/w-main.jsonl"))).toBe(true);
   });
 });

@@ -31,14 +31,14 @@ export function renderPlanHuman(output: Output, plan: MigrationPlan): void {
   for (const item of plan.layout) output.log(`${item.action === "move" ? s.yellow("move") : s.dim("keep")} ${item.path} → ${item.target}: ${item.reason}`);
   if (plan.sources.length === 0) output.log("No legacy sources found.");
   else {
-    output.log(`${"kind".padEnd(16)} ${"action".padEnd(22)} ${"files".padStart(7)} ${"size".padStart(10)} ${"records".padStart(10)}`);
+    output.log(`${"kind".padEnd(18)} ${"action".padEnd(22)} ${"files".padStart(7)} ${"size".padStart(10)} ${"records".padStart(10)}`);
     for (const kind of Object.keys(plan.summary) as SourceKind[]) {
       for (const action of ACTIONS) {
         const sources = plan.sources.filter((x) => x.kind === kind && x.action === action);
         if (sources.length === 0) continue;
         const bytes = sources.reduce((n, x) => n + x.sizeBytes, 0);
         const records = sources.reduce((n, x) => n + (x.records ?? 0), 0);
-        output.log(`${kind.padEnd(16)} ${action.padEnd(22)} ${formatCount(sources.length).padStart(7)} ${formatBytes(bytes).padStart(10)} ${formatCount(records).padStart(10)}`);
+        output.log(`${kind.padEnd(18)} ${action.padEnd(22)} ${formatCount(sources.length).padStart(7)} ${formatBytes(bytes).padStart(10)} ${formatCount(records).padStart(10)}`);
       }
     }
   }

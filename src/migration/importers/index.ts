@@ -1,6 +1,16 @@
 // The importer registry: one module per legacy source kind; a new kind is a new file added here.
 import type { SourceImporter, SourceKind } from "../types.js";
+import { authJsonImporter } from "./auth-json.js";
+import { authProfilesImporter } from "./auth-profiles.js";
+import { authStateImporter } from "./auth-state.js";
+import { cronJobsImporter } from "./cron-jobs.js";
+import { cronRunsImporter } from "./cron-runs.js";
+import { cronStateImporter } from "./cron-state.js";
+import { deliveryQueueImporter } from "./delivery-queue.js";
+import { execApprovalsImporter } from "./exec-approvals.js";
+import { oauthCredentialsImporter } from "./oauth-credentials.js";
 import { sessionsIndexImporter } from "./sessions-index.js";
+import { subagentRunsImporter } from "./subagent-runs.js";
 import { transcriptImporter } from "./transcript.js";
 import { conversationBindingsImporter } from "./conversation-bindings.js";
 import { deviceAuthImporter, deviceIdentityImporter, devicePairingImporter, nodePairingImporter } from "./devices.js";
@@ -8,6 +18,7 @@ import { modelCatalogsImporter } from "./model-catalogs.js";
 import { auditLogsImporter, configAuditImporter, gatewayInstanceIdImporter, pluginInstallsImporter, ttsSettingsImporter } from "./plugin-state-files.js";
 import { sandboxRegistryImporter } from "./sandbox-registry.js";
 import { commitmentsImporter, configHealthImporter, tuiLastSessionImporter, updateCheckImporter } from "./small-state.js";
+import { workspaceStateImporter } from "./workspace-state.js";
 
 /**
  * In import order within each target database: an agent's session indexes before its transcripts
@@ -17,7 +28,18 @@ export const IMPORTERS: readonly SourceImporter[] = [
   // Agent databases.
   sessionsIndexImporter,
   transcriptImporter,
-  // Global database.
+  // Global database. A store's jobs before its state (merged into the job rows) and its run logs.
+  cronJobsImporter,
+  cronStateImporter,
+  cronRunsImporter,
+  // An agent's auth-profiles.json first: it wins over the legacy auth.json and credentials/oauth.json.
+  authProfilesImporter,
+  authStateImporter,
+  authJsonImporter,
+  oauthCredentialsImporter,
+  execApprovalsImporter,
+  deliveryQueueImporter,
+  subagentRunsImporter,
   // Issue 5, second half.
   conversationBindingsImporter,
   modelCatalogsImporter,
@@ -35,6 +57,7 @@ export const IMPORTERS: readonly SourceImporter[] = [
   configAuditImporter,
   auditLogsImporter,
   pluginInstallsImporter,
+  workspaceStateImporter,
 ];
 
 export function importerFor(kind: SourceKind): SourceImporter {

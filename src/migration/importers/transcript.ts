@@ -5,8 +5,8 @@ import path from "node:path";
 import { OperationError, describeError } from "../../core/errors.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
 import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
-import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource,  ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { compareText } from "../inventory.js";
+import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
 import { headerVersion, isSessionHeader, normalizeHeader, TranscriptNormalizer } from "./transcript-normalize.js";
 
