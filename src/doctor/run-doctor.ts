@@ -7,10 +7,11 @@ import { openGlobalDatabase } from "../state/state-databases.js";
 import { leaseCheck } from "./checks/lease-check.js";
 import { legacyCheck } from "./checks/legacy-check.js";
 import { modesCheck } from "./checks/modes-check.js";
+import { restoreLeftoverCheck } from "./checks/restore-leftover-check.js";
 import { storageCheck } from "./checks/storage-check.js";
 import type { CheckContext, DoctorCheck, DoctorProgress, Finding, MigrationFixOptions, Repair, RepairApplyResult, RepairOutcome } from "./types.js";
 
-export const DEFAULT_CHECKS: readonly DoctorCheck[] = [storageCheck, leaseCheck, legacyCheck, modesCheck];
+export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, leaseCheck, legacyCheck, modesCheck];
 
 export interface DoctorOptions {
   paths: StatePaths;
