@@ -12,10 +12,7 @@ import {
   type BackupAsset,
   type BackupManifest,
   type ManifestDatabase,
-  type ManifestDirectory,
   type ManifestFile,
-  type ManifestSymlink,
-  type SkippedItem,
 } from "./types.js";
 
 /** The manifest is read into memory whole; larger ones are refused (≈ 300k files fit). */
@@ -222,18 +219,11 @@ export function summarizeManifest(manifest: BackupManifest): ManifestSummary {
   return rest;
 }
 
-export interface BuildManifestInput {
+export interface BuildManifestInput extends Pick<BackupManifest, "options" | "assets" | "skipped" | "directories" | "files" | "symlinks" | "databases"> {
   runId: string;
   createdAt: Date;
   archiveRoot: string;
   paths: StatePaths;
-  options: BackupManifest["options"];
-  assets: BackupAsset[];
-  skipped: SkippedItem[];
-  directories: ManifestDirectory[];
-  files: ManifestFile[];
-  symlinks: ManifestSymlink[];
-  databases: ManifestDatabase[];
 }
 
 export function buildManifest(input: BuildManifestInput): BackupManifest {
