@@ -20,3 +20,30 @@ export function recordResult(bench, row) {
   };
   fs.appendFileSync(file, `${JSON.stringify(out)}\n`);
 }
+
+export const TABLE_HEADER = ["measure", "ours", "baseline", "ratio", "target", "result", "peak RSS"];
+
+/** Display cells of one result row (the shape recordResult writes). */
+export function toCells(r) {
+  return [
+    r.measure,
+    r.ours,
+    r.baseline,
+    typeof r.ratio === "number" ? `${r.ratio.toFixed(2)}×` : "-",
+    r.target,
+    r.pass === null || r.pass === undefined ? "-" : r.pass ? "pass" : "FAIL",
+    typeof r.peakRssMb === "number" ? `${Math.round(r.peakRssMb)} MB` : "-",
+  ];
+}
+
+/** Prints rows of cells under TABLE_HEADER, columns aligned; `markdown` draws them as a Markdown table. */
+export function printTable(cells, { markdown = false } = {}) {
+  const widths = TABLE_HEADER.map((h, i) => Math.max(h.length, ...cells.map((r) => String(r[i]).length)));
+  const line = (r) => {
+    const padded = r.map((v, i) => String(v).padEnd(widths[i]));
+    return markdown ? `| ${padded.join(" | ")} |` : padded.join("  ").trimEnd();
+  };
+  console.log(line(TABLE_HEADER));
+  console.log(markdown ? `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|` : widths.map((w) => "-".repeat(w)).join("  "));
+  for (const r of cells) console.log(line(r));
+}

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { recordResult } from "./bench-results.mjs";
+import { printTable, recordResult } from "./bench-results.mjs";
 import { generateLegacyCorpus } from "./legacy-corpus.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -170,12 +170,7 @@ async function main() {
     const growth = rss[large] / rss[small];
     // Peak RSS must stay under 256 MB; what little grows is per-source metadata (the run's outcome list), not bytes.
     rows.push([`peak RSS ${large} MB vs ${small} MB`, `${rss[large].toFixed(0)} / ${rss[small].toFixed(0)} MB`, "-", growth.toFixed(2), "< 256 MB; ≤ 1.5× for 4× data", rss[large] < 256 && rss[small] < 256 && growth <= 1.5 ? "pass" : "FAIL", "-"]);
-    const header = ["measure", "ours", "baseline", "ratio", "target", "result", "peak RSS"];
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-    const line = (r) => r.map((v, i) => String(v).padEnd(widths[i])).join("  ");
-    console.log(line(header));
-    console.log(widths.map((w) => "-".repeat(w)).join("  "));
-    for (const r of rows) console.log(line(r));
+    printTable(rows);
     for (const r of rows) {
       const rssMb = /^(\d+) MB/.exec(r[6])?.[1];
       recordResult("migrate", { measure: r[0], ours: r[1], baseline: r[2], ratio: r[3] === "-" ? null : Number(r[3]), target: r[4], pass: r[5] === "pass" ? true : r[5] === "FAIL" ? false : null, peakRssMb: rssMb ? Number(rssMb) : null });

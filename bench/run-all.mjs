@@ -10,6 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { printTable, toCells } from "./bench-results.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..");
@@ -39,23 +40,9 @@ function machine() {
   return { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? "?", memGb: Math.round(os.totalmem() / 1024 ** 3), loadavg: os.loadavg().map((l) => l.toFixed(2)).join(" ") };
 }
 
-const header = ["measure", "ours", "baseline", "ratio", "target", "result", "peak RSS"];
-const table = rows.map((r) => [
-  r.measure,
-  r.ours,
-  r.baseline,
-  r.ratio === null ? "-" : `${r.ratio.toFixed(2)}×`,
-  r.target,
-  r.pass === null ? "-" : r.pass ? "pass" : "FAIL",
-  r.peakRssMb === null ? "-" : `${r.peakRssMb} MB`,
-]);
-const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => String(r[i]).length)));
-const line = (r) => `| ${r.map((v, i) => String(v).padEnd(widths[i])).join(" | ")} |`;
 const m = machine();
 console.log(`\n=== all benchmarks (${((performance.now() - started) / 1000).toFixed(0)} s; node ${m.node}, ${m.cpus} × ${m.cpuModel}, ${m.memGb} GB, load ${m.loadavg}) ===\n`);
-console.log(line(header));
-console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
-for (const r of table) console.log(line(r));
+printTable(rows.map(toCells), { markdown: true });
 console.log(`\n${timings.map((t) => `${t.name} ${t.seconds.toFixed(0)} s${t.code === 0 ? "" : ` (exit ${t.code})`}`).join(", ")}`);
 const failed = rows.some((r) => r.pass === false) || timings.some((t) => t.code !== 0 && t.code !== 1);
 process.exitCode = failed ? 1 : 0;

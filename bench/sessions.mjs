@@ -12,7 +12,7 @@ import { resolveStatePaths } from "../dist/state/paths.js";
 import { openAgentDatabase } from "../dist/state/state-databases.js";
 import { openSessionList } from "../dist/sessions/list-sessions.js";
 import { agentSessionStats } from "../dist/sessions/session-stats.js";
-import { recordResult } from "./bench-results.mjs";
+import { printTable, recordResult, toCells } from "./bench-results.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const bin = path.join(root, "bin", "openclaw-state.js");
@@ -241,21 +241,6 @@ try {
   fs.rmSync(work, { recursive: true, force: true });
 }
 
-const table = [["measure", "ours", "baseline", "ratio", "target", "result", "peak RSS"]].concat(
-  rows.map((r) => [
-    r.measure,
-    r.ours,
-    r.baseline,
-    r.ratio === null ? "-" : `${r.ratio.toFixed(2)}×`,
-    r.target,
-    r.pass === null ? "-" : r.pass ? "pass" : "FAIL",
-    r.rss === null ? "-" : `${r.rss.toFixed(0)} MB`,
-  ]),
-);
-const widths = table[0].map((_, c) => Math.max(...table.map((r) => String(r[c]).length)));
-for (const [i, r] of table.entries()) {
-  console.log(r.map((cell, c) => String(cell).padEnd(widths[c])).join("  ").trimEnd());
-  if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("  "));
-}
+printTable(rows.map((r) => toCells({ ...r, peakRssMb: r.rss })));
 const failed = rows.some((r) => r.pass === false);
 process.exitCode = failed ? 1 : 0;
