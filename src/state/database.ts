@@ -224,10 +224,12 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
   if (!exists && !(options.mode === "write" && options.create)) {
     throw new NotFoundError(`Database ${file} does not exist; run \`openclaw-state doctor --fix\` to create it.`, { path: file });
   }
+  // `created` means "this open applied the schema": creating the empty file is not enough, since
+  // another process may win the race to the schema in between.
   let created = false;
   if (!exists) {
     ensurePrivateDir(path.dirname(file));
-    created = ensurePrivateFile(file);
+    ensurePrivateFile(file);
   }
   let handle: Database.Database;
   try {
@@ -246,18 +248,10 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
       );
     }
     if (options.mode === "write") {
-      handle.pragma("journal_mode = WAL");
+      enableWal(handle, options.busyTimeoutMs ?? defaultBusyTimeoutMs());
       handle.pragma("synchronous = NORMAL");
       handle.pragma("foreign_keys = ON");
-      if (version === 0) {
-        if (!isEmptySchema(handle)) {
-          throw new DatabaseError(
-            `Database ${file} has tables but no openclaw schema version; it is not an openclaw-state database and was left untouched.`,
-            { path: file },
-          );
-        }
-        created = applySchema(handle, options);
-      }
+      if (version === 0) created = applySchema(handle, options);
     } else {
       handle.pragma("query_only = ON");
       handle.pragma("foreign_keys = ON");
@@ -290,6 +284,23 @@ function openHandle(file: string, mode: OpenMode): Database.Database {
   return new Database(file, { fileMustExist: true });
 }
 
+/**
+ * Switching a new file to WAL needs an exclusive lock and SQLite answers SQLITE_BUSY at once, without
+ * the busy handler, when another first open holds it; so retry here within the same busy timeout.
+ */
+function enableWal(handle: Database.Database, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      handle.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.min(5 + attempt * 5, 50));
+    }
+  }
+}
+
 function isEmptySchema(handle: Database.Database): boolean {
   const row = handle.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
   return row.n === 0;
@@ -299,8 +310,15 @@ function isEmptySchema(handle: Database.Database): boolean {
 function applySchema(handle: Database.Database, options: OpenDatabaseOptions): boolean {
   const now = Date.now();
   return handle.transaction(() => {
-    // Re-read under the write lock: two first opens of the same new file race to here.
+    // Re-read under the write lock: two first opens of the same new file race to here, and the
+    // loser must see the winner's committed schema rather than mistake it for foreign tables.
     if ((handle.pragma("user_version", { simple: true }) as number) !== 0) return false;
+    if (!isEmptySchema(handle)) {
+      throw new DatabaseError(
+        `Database ${options.path} has tables but no openclaw schema version; it is not an openclaw-state database and was left untouched.`,
+        { path: options.path },
+      );
+    }
     handle.exec(schemaSqlFor(options.role));
     handle
       .prepare(

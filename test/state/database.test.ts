@@ -1,5 +1,5 @@
 // Storage core on real SQLite files: pragmas, schema v1, modes, read-only opens, version refusal, registry.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -148,5 +148,36 @@ describe("openDatabase (read)", () => {
     raw.close();
     expect(() => openDatabase({ path: file, role: "global", mode: "write" })).toThrow(/not an openclaw-state database/);
     expect(masterOf(file).map((r) => r.name)).toEqual(["other"]);
+  });
+});
+
+describe("openDatabase (first open race)", () => {
+  // Several processes opening the same new file at once: the losers must see the winner's schema,
+  // never mistake it for a foreign database (this raced in two concurrent `doctor --fix` runs).
+  it("every concurrent first open succeeds and exactly one applies the schema", async () => {
+    const moduleUrl = new URL(`file://${path.join(repoRoot, "dist", "state", "database.js")}`).href;
+    for (let round = 0; round < 4; round += 1) {
+      const file = path.join(makeTempDir(), "state", "openclaw.sqlite");
+      const startAt = Date.now() + 1500;
+      const script = [
+        `const { openDatabase } = await import(${JSON.stringify(moduleUrl)});`,
+        `while (Date.now() < ${startAt}) {}`,
+        `const db = openDatabase({ path: ${JSON.stringify(file)}, role: "global", mode: "write", create: true });`,
+        `process.stdout.write(db.created ? "created" : "opened"); db.close();`,
+      ].join("\n");
+      const children = Array.from({ length: 6 }, () =>
+        spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] }),
+      );
+      const results = children.map((child) => {
+        const out = { code: -1, stdout: "", stderr: "" };
+        child.stdout.on("data", (d: Buffer) => (out.stdout += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (out.stderr += d.toString()));
+        return new Promise<typeof out>((resolve) => child.on("close", (code) => resolve({ ...out, code: code ?? -1 })));
+      });
+      const outs = await Promise.all(results);
+      for (const o of outs) expect(o.code, o.stderr).toBe(0);
+      expect(outs.filter((o) => o.stdout === "created")).toHaveLength(1);
+      expect(masterOf(file).length).toBeGreaterThan(40);
+    }
   });
 });
