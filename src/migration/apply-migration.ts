@@ -7,6 +7,8 @@ import { isPathInside, type StatePaths } from "../state/paths.js";
 import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
 import { importerFor } from "./importers/index.js";
+import type { PreparedTranscript } from "./importers/transcript-parse.js";
+import { TranscriptPrepareAhead, TranscriptPreparer, type TranscriptPrepareMode } from "./importers/transcript-prepare.js";
 import { moveLegacyAgentDir } from "./layout.js";
 import {
   closeInterruptedRuns,
@@ -40,6 +42,8 @@ export interface ApplyMigrationOptions {
   removeSources?: boolean;
   /** Tests inject a backup step; the default calls createBackup() from src/backup. */
   takeBackup?: PreMigrationBackupFn;
+  /** Where small transcripts are parsed ahead of their transaction (tests compare the three). */
+  prepareTranscripts?: TranscriptPrepareMode;
   onProgress?: (event: MigrationProgress) => void;
 }
 
@@ -135,10 +139,10 @@ function bindImporter(importer: SourceImporter, s: PlannedSource, ctx: ImportCon
 }
 
 /** Imports one source in its own transaction (rows + ledger row), verifies, then retires it. */
-function processSource(state: RunState, agentDb: AgentDatabase | null, s: PlannedSource): SourceOutcome {
+function processSource(state: RunState, agentDb: AgentDatabase | null, s: PlannedSource, prepared: PreparedTranscript | null): SourceOutcome {
   const { global } = state.options;
   if (s.action === "skip" || s.sourceKey === null) return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
-  const ctx: ImportContext = { agentId: s.agentId, mainKey: state.mainKey, runId: state.runId, paths: state.options.paths };
+  const ctx: ImportContext = { agentId: s.agentId, mainKey: state.mainKey, runId: state.runId, paths: state.options.paths, prepared };
   let importer: BoundImporter;
   try {
     importer = bindImporter(importerFor(s.kind), s, ctx, global, agentDb);
@@ -283,6 +287,9 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
   let backupPath: string | null = null;
   let backupSkipped = false;
   let error: string | undefined;
+  const preparer = new TranscriptPreparer(options.prepareTranscripts);
+  // Started now so its start-up overlaps with the backup and the layout moves.
+  if (actionable.some((s) => s.kind === "transcript")) preparer.warm();
   try {
     if (needsBackup(plan, Boolean(options.removeSources))) {
       if (options.backup === false) {
@@ -327,14 +334,17 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     let lastYield = Date.now();
     const runSources = async (db: AgentDatabase | null, sources: PlannedSource[]): Promise<void> => {
       let locked: string | null = null;
-      for (const s of sources) {
+      // Small transcripts are read, hashed and parsed on a worker while the previous ones are written.
+      const ahead = new TranscriptPrepareAhead(sources, preparer);
+      for (const [index, s] of sources.entries()) {
         options.onProgress?.({ ...state.progress, current: s.relativePath });
         // Once the database stayed locked past the busy timeout, the other sources would each wait as long: keep them.
         if (locked !== null && s.action !== "skip") {
           state.outcomes.push(outcomeOf(s, "failed", { reason: locked }));
           continue;
         }
-        const outcome = processSource(state, db, s);
+        const prepared = await ahead.take(index);
+        const outcome = processSource(state, db, s, prepared);
         if (outcome.status === "failed" && outcome.reason === SQLITE_BUSY_MESSAGE) {
           locked = `not attempted: ${path.relative(paths.stateDir, db?.path ?? paths.globalDbPath)} ${outcome.reason}`;
         }
@@ -398,6 +408,8 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     }
   } catch (runError) {
     error = describeError(runError);
+  } finally {
+    await preparer.close();
   }
 
   const outcomes = state.outcomes;

@@ -1,6 +1,7 @@
 // The migration's vocabulary: legacy sources, the read-only plan, the importer interface and the run result.
 import type { StatePaths } from "../state/paths.js";
 import type { AgentDatabase, GlobalDatabase } from "../state/state-databases.js";
+import type { PreparedTranscript } from "./importers/transcript-parse.js";
 
 /** One kind per importer module under src/migration/importers/. */
 export type SourceKind =
@@ -177,6 +178,8 @@ export interface ImportContext {
   mainKey: string;
   runId: string;
   paths: StatePaths;
+  /** The transcript parsed ahead on the worker, when this source is one (see importers/transcript-prepare.ts). */
+  prepared?: PreparedTranscript | null;
 }
 
 /** Agent-target imports always have an agent. */

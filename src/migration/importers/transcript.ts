@@ -1,14 +1,14 @@
 // Importer for legacy JSONL transcripts (SPEC §4.2): streamed line by line into transcript_events and identities.
-import { isUtf8 } from "node:buffer";
 import crypto from "node:crypto";
 import path from "node:path";
-import { OperationError, describeError } from "../../core/errors.js";
+import { OperationError } from "../../core/errors.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
 import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
 import { compareText } from "../inventory.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
-import { headerVersion, isSessionHeader, normalizeHeader, TranscriptNormalizer } from "./transcript-normalize.js";
+import { headerVersion, isSessionHeader, normalizeHeader } from "./transcript-normalize.js";
+import { missingHeaderError, TranscriptLineParser, type TranscriptLineSink } from "./transcript-parse.js";
 
 export const TRANSCRIPT_SUFFIX = ".jsonl";
 /** The planner keeps at most this much of the first line to read the header. */
@@ -118,10 +118,6 @@ function finalize(own: PlannedSource[], facts: PlanFacts): void {
   }
 }
 
-function fail(file: string, lineNo: number, what: string): never {
-  throw new OperationError("invalid_transcript", `${file}:${lineNo}: ${what}; the file was left in place.`, { path: file });
-}
-
 function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentImportContext): ImportCounts {
   // Raw prepared statements (cached per connection): this is the hot path, measured by bench/migrate.mjs.
   const insertEvent = db.prepare(
@@ -138,7 +134,6 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
   const file = source.path;
   // The planned mtime: the content is checked against the planned sha256 below anyway.
   const mtime = source.mtimeMs;
-  const hash = crypto.createHash("sha256");
   const warnings: string[] = [];
   const notes: string[] = [];
   let extraWarnings = 0;
@@ -147,81 +142,70 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
     else extraWarnings += 1;
   };
 
-  let normalizer: TranscriptNormalizer | null = null;
   let sessionId = "";
   let reimport = false;
   let orphan = false;
   let seq = 0;
-  let records = 0;
   let identities = 0;
   let skipped = 0;
   let lastTs = mtime;
 
-  const startSession = (obj: Obj, lineNo: number): void => {
-    if (!isSessionHeader(obj)) fail(file, lineNo, 'missing session header (the first line must be {"type":"session",…})');
-    const version = headerVersion(obj);
-    if (version === null) fail(file, lineNo, `unsupported transcript version ${JSON.stringify(obj.version)}`);
-    const header = normalizeHeader(obj, version);
-    sessionId = header.sessionId ?? fileStem(file);
-    if (source.sessionId && source.sessionId !== sessionId) throw changedError(source);
-    normalizer = new TranscriptNormalizer(version);
-    if (header.timestamp !== null) lastTs = header.timestamp;
-    const key = sessionKeyOf.get(sessionId) as string | undefined;
-    if (key === undefined) {
-      // An unreferenced transcript is data, never garbage: it gets a placeholder session row.
-      orphan = true;
-      insertOrphan.run(sessionId, orphanSessionKey(ctx.agentId, sessionId), lastTs, lastTs);
-    } else {
-      orphan = isOrphanSessionKey(key);
-    }
-    reimport = hasEvents.get(sessionId) !== undefined;
-    insertEvent.run(sessionId, 0, header.json, lastTs);
-    if (reimport) clearIdentityAt.run(sessionId, 0);
-    seq = 1;
+  const sink: TranscriptLineSink = {
+    header(line) {
+      sessionId = line.sessionId ?? fileStem(file);
+      if (source.sessionId && source.sessionId !== sessionId) throw changedError(source);
+      if (line.timestamp !== null) lastTs = line.timestamp;
+      const key = sessionKeyOf.get(sessionId) as string | undefined;
+      if (key === undefined) {
+        // An unreferenced transcript is data, never garbage: it gets a placeholder session row.
+        orphan = true;
+        insertOrphan.run(sessionId, orphanSessionKey(ctx.agentId, sessionId), lastTs, lastTs);
+      } else {
+        orphan = isOrphanSessionKey(key);
+      }
+      reimport = hasEvents.get(sessionId) !== undefined;
+      insertEvent.run(sessionId, 0, line.json, lastTs);
+      if (reimport) clearIdentityAt.run(sessionId, 0);
+      seq = 1;
+    },
+    event(event) {
+      if (event.timestamp !== null) lastTs = event.timestamp;
+      insertEvent.run(sessionId, seq, event.json, lastTs);
+      if (reimport) clearIdentityAt.run(sessionId, seq);
+      if (event.id !== null) {
+        identities += insertIdentityRow(insertIdentity, [sessionId, event.id, seq, event.type, event.parentId === null ? 0 : 1, event.parentId, event.idempotencyKey, lastTs], file, event.lineNo, warn);
+      }
+      seq += 1;
+    },
+    dropped(lineNo) {
+      skipped += 1;
+      warn(`${file}:${lineNo}: truncated final line dropped`);
+    },
   };
 
-  withOpenFile(file, (fd) =>
-    streamLines(
-      fd,
-      file,
-      (buf, start, end, lineNo, terminated) => {
-        if (isBlankLine(buf, start, end)) return;
-        let value: unknown;
-        // A final line without "\n" that does not decode or parse is a crash mid-append: drop it, keep the rest.
-        if (!isUtf8(buf.subarray(start, end))) {
-          if (!terminated) return void dropTruncated(lineNo);
-          fail(file, lineNo, "invalid UTF-8");
-        }
-        const text = buf.toString("utf8", start, end);
-        try {
-          value = JSON.parse(text);
-        } catch (error) {
-          if (!terminated) return void dropTruncated(lineNo);
-          fail(file, lineNo, `invalid JSON (${describeError(error)})`);
-        }
-        if (typeof value !== "object" || value === null || Array.isArray(value)) fail(file, lineNo, "expected a JSON object");
-        records += 1;
-        if (normalizer === null) return startSession(value as Obj, lineNo);
-        const event = normalizer.entry(value as Obj, text, lineNo);
-        if (event.timestamp !== null) lastTs = event.timestamp;
-        insertEvent.run(sessionId, seq, event.json, lastTs);
-        if (reimport) clearIdentityAt.run(sessionId, seq);
-        if (event.id !== null) {
-          identities += insertIdentityRow(insertIdentity, [sessionId, event.id, seq, event.type, event.parentId === null ? 0 : 1, event.parentId, event.idempotencyKey, lastTs], file, lineNo, warn);
-        }
-        seq += 1;
-      },
-      { onChunk: (chunk) => hash.update(chunk) },
-    ),
-  );
-  function dropTruncated(lineNo: number): void {
-    skipped += 1;
-    warn(`${file}:${lineNo}: truncated final line dropped`);
+  // A transcript parsed ahead on the worker (small files) is written from memory; others stream from disk.
+  // Both run the same parser and report the same errors in the same order (header first, then the bad line).
+  const prepared = ctx.prepared?.file === file && ctx.prepared.error?.code !== "read_failed" ? ctx.prepared : null;
+  let records: number;
+  let normalizerWarnings: readonly string[];
+  if (prepared) {
+    if (prepared.header) sink.header(prepared.header);
+    if (prepared.error) throw new OperationError(prepared.error.code, prepared.error.message, { path: file });
+    if (source.sha256 !== null && prepared.sha256 !== source.sha256) throw changedError(source);
+    for (const event of prepared.events) sink.event(event);
+    for (const lineNo of prepared.dropped) sink.dropped(lineNo);
+    if (!prepared.header) throw missingHeaderError(file);
+    records = prepared.records;
+    normalizerWarnings = prepared.normalizerWarnings;
+  } else {
+    const hash = crypto.createHash("sha256");
+    const parser = new TranscriptLineParser(file, sink);
+    withOpenFile(file, (fd) => streamLines(fd, file, (buf, start, end, lineNo, terminated) => parser.line(buf, start, end, lineNo, terminated), { onChunk: (chunk) => hash.update(chunk) }));
+    if (source.sha256 !== null && hash.digest("hex") !== source.sha256) throw changedError(source);
+    normalizerWarnings = parser.finish();
+    records = parser.records;
   }
-
-  if (source.sha256 !== null && hash.digest("hex") !== source.sha256) throw changedError(source);
-  if (normalizer === null) fail(file, 1, "missing session header (the file has no records)");
-  for (const w of (normalizer as TranscriptNormalizer).warnings) warn(w);
+  for (const w of normalizerWarnings) warn(w);
   if (orphan) {
     db.prepare("UPDATE sessions SET updated_at = max(updated_at, ?) WHERE session_id = ?").run(lastTs, sessionId);
     notes.push(`orphan transcript: no session index references session ${sessionId}; stored under ${orphanSessionKey(ctx.agentId, sessionId)}`);

@@ -1,0 +1,9 @@
+// Worker thread body for TranscriptPreparer: reads, hashes and parses each posted transcript.
+import { parentPort } from "node:worker_threads";
+import { prepareTranscript } from "./transcript-parse.js";
+
+parentPort?.on("message", (message: { id: number; file: string }) => {
+  parentPort?.postMessage({ id: message.id, result: prepareTranscript(message.file) });
+});
+// Loaded: the main thread parses inline until this arrives, so start-up never stalls the import.
+parentPort?.postMessage({ ready: true });

@@ -1,0 +1,131 @@
+// Transcripts parsed ahead (inline or on the worker thread) import exactly like streamed ones: rows, outcomes, errors.
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+import { prepareTranscript, type PreparedTranscript } from "../../src/migration/importers/transcript-parse.js";
+import { PREPARE_MAX_FILE_BYTES, TranscriptPrepareAhead, TranscriptPreparer, type TranscriptPrepareMode } from "../../src/migration/importers/transcript-prepare.js";
+import type { MigrationRunResult, PlannedSource } from "../../src/migration/types.js";
+import { resolveStatePaths } from "../../src/state/paths.js";
+import { legacyCorpusState } from "../helpers/crash.js";
+import { dumpState, migrate } from "../helpers/migration.js";
+import { makeTempDir, makeTempState, repoRoot } from "../helpers/temp-state.js";
+
+const FIXTURES_WITH_TRANSCRIPTS = ["simple", "transcript-versions", "corrupt-middle-line", "truncated-last-line", "missing-header", "orphan-transcript", "old-layout"];
+
+/** What a run says about each source, minus what differs between two runs (ids, times, paths). */
+function outcomes(run: MigrationRunResult): unknown[] {
+  return run.sources
+    .map((o) => ({ kind: o.kind, path: o.relativePath, status: o.status, reason: o.reason?.replaceAll(/\/tmp\/[^/]+/g, "<tmp>"), rows: o.rows, warnings: o.warnings.map((w) => w.replaceAll(/\/tmp\/[^/]+/g, "<tmp>")), retired: o.retired }))
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+async function runWith(mode: TranscriptPrepareMode, setup: () => { stateDir: string }): Promise<{ dump: unknown; outcomes: unknown[]; status: string }> {
+  const { stateDir } = setup();
+  const paths = resolveStatePaths({ env: { HOME: path.dirname(stateDir), OPENCLAW_STATE_DIR: stateDir } });
+  const { run } = await migrate(paths, { prepareTranscripts: mode });
+  // The agent DBs and the ledger: what transcripts write (control-plane rows carry temp paths and move times).
+  const dump = Object.entries(dumpState(paths)).map(([db, tables]) => [db, db.startsWith("agents/") ? tables : { migration_sources: tables.migration_sources }]);
+  return { dump, outcomes: outcomes(run), status: run.status };
+}
+
+describe("transcripts parsed ahead vs streamed", () => {
+  for (const fixture of FIXTURES_WITH_TRANSCRIPTS) {
+    it(`${fixture}: same rows, outcomes, warnings and errors`, async () => {
+      const streamed = await runWith("off", () => makeTempState(`migration/${fixture}`));
+      const prepared = await runWith("inline", () => makeTempState(`migration/${fixture}`));
+      expect(prepared).toEqual(streamed);
+    });
+  }
+
+  it("a generated corpus with truncated and corrupt transcripts: same result", async () => {
+    const corpus = { agents: ["main", "ops"], sessionsPerAgent: 25, linesPerSession: 12, meanLineBytes: 300, seed: 7, extras: ["truncated", "corrupt"] as Array<"truncated" | "corrupt">, mtime: Date.UTC(2026, 0, 5) };
+    const streamed = await runWith("off", () => legacyCorpusState(corpus, "ocs-prep-"));
+    const prepared = await runWith("inline", () => legacyCorpusState(corpus, "ocs-prep-"));
+    expect(streamed.outcomes.some((o) => (o as { status: string }).status === "failed")).toBe(true);
+    expect(prepared).toEqual(streamed);
+  });
+
+  it("duplicate event ids and a re-used idempotency key warn the same way", async () => {
+    const make = (): { stateDir: string } => {
+      const root = makeTempDir();
+      const stateDir = path.join(root, ".openclaw");
+      const dir = path.join(stateDir, "agents", "main", "sessions");
+      fs.mkdirSync(dir, { recursive: true });
+      const lines = [
+        { type: "session", version: 3, id: "dup", timestamp: "2026-05-06T00:00:00.000Z" },
+        { type: "message", id: "a", parentId: null, message: { role: "user", idempotencyKey: "k1" } },
+        { type: "message", id: "a", parentId: "a", message: { role: "user" } },
+        { type: "message", id: "b", parentId: "a", message: { role: "user", idempotencyKey: "k1" } },
+      ];
+      fs.writeFileSync(path.join(dir, "dup.jsonl"), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+      return { stateDir };
+    };
+    const streamed = await runWith("off", make);
+    const prepared = await runWith("inline", make);
+    expect(JSON.stringify(streamed.outcomes)).toMatch(/duplicate event id a/);
+    expect(JSON.stringify(streamed.outcomes)).toMatch(/idempotencyKey \\"k1\\" already used/);
+    expect(prepared).toEqual(streamed);
+  });
+});
+
+describe("prepareTranscript", () => {
+  it("reports a missing file as read_failed (the import then streams it and reports the real error)", () => {
+    const result = prepareTranscript(path.join(makeTempDir(), "gone.jsonl"));
+    expect(result.error?.code).toBe("read_failed");
+  });
+
+  it("carries the first bad line's error, after the header", () => {
+    const { stateDir } = makeTempState("migration/corrupt-middle-line");
+    const dir = path.join(stateDir, "agents", "main", "sessions");
+    const results = fs.readdirSync(dir).filter((n) => n.endsWith(".jsonl")).map((n) => prepareTranscript(path.join(dir, n)));
+    const bad = results.find((r) => r.error !== null)!;
+    expect(bad.error).toMatchObject({ code: "invalid_transcript", message: expect.stringMatching(/:\d+: invalid JSON/) });
+    expect(bad.header).not.toBeNull();
+  });
+
+  it("the real worker thread returns what the inline parse returns", async () => {
+    const compiled = path.join(repoRoot, "dist", "migration", "importers", "transcript-prepare.js");
+    expect(fs.existsSync(compiled), "needs `npm run build`").toBe(true);
+    const mod = (await import(pathToFileURL(compiled).href)) as typeof import("../../src/migration/importers/transcript-prepare.js");
+    const { stateDir } = makeTempState("migration/transcript-versions");
+    const dir = path.join(stateDir, "agents", "main", "sessions");
+    const files = fs.readdirSync(dir).filter((n) => n.endsWith(".jsonl")).sort().map((n) => path.join(dir, n));
+    const preparer = new mod.TranscriptPreparer("worker");
+    try {
+      preparer.warm();
+      for (let i = 0; i < 200 && !preparer.offThread; i += 1) await new Promise((r) => setTimeout(r, 10));
+      expect(preparer.offThread).toBe(true);
+      const fromWorker = await Promise.all(files.map((f) => preparer.prepare(f)));
+      expect(fromWorker).toEqual(files.map((f) => prepareTranscript(f)));
+    } finally {
+      await preparer.close();
+    }
+  });
+});
+
+describe("TranscriptPrepareAhead", () => {
+  const planned = (file: string, sizeBytes: number, extra: Partial<PlannedSource> = {}): PlannedSource =>
+    ({ kind: "transcript", action: "import", path: file, sizeBytes, ...extra }) as PlannedSource;
+
+  it("prepares small transcripts to import; large ones, other kinds and already-imported sources stream", async () => {
+    const { stateDir } = makeTempState("migration/simple");
+    const file = fs.readdirSync(path.join(stateDir, "agents", "main", "sessions")).find((n) => n.endsWith(".jsonl"))!;
+    const small = path.join(stateDir, "agents", "main", "sessions", file);
+    const sources = [
+      planned(small, 100),
+      planned(small, PREPARE_MAX_FILE_BYTES + 1),
+      planned(small, 100, { kind: "sessions-index" }),
+      planned(small, 100, { action: "already-imported" }),
+      planned(small, 100, { action: "changed-since-import" }),
+    ];
+    const preparer = new TranscriptPreparer("inline");
+    const ahead = new TranscriptPrepareAhead(sources, preparer);
+    const taken: Array<PreparedTranscript | null> = [];
+    for (let i = 0; i < sources.length; i += 1) taken.push(await ahead.take(i));
+    expect(taken.map((t) => t !== null)).toEqual([true, false, false, false, true]);
+    const off = new TranscriptPrepareAhead(sources, new TranscriptPreparer("off"));
+    expect(await off.take(0)).toBeNull();
+    await preparer.close();
+  });
+});
