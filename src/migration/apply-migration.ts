@@ -1,6 +1,5 @@
 // Applies the plan (SPEC §5): verified backup → per-source transaction (rows + ledger) → verify → retire → record.
 import crypto from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
 import { describeError, SQLITE_BUSY_MESSAGE } from "../core/errors.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
@@ -25,7 +24,8 @@ import {
   type SourceRowInput,
 } from "./ledger.js";
 import { planMigration, readConfiguredMainKey, yieldToLoop } from "./plan-migration.js";
-import { removeDirIfEmpty, RetireBatch, retiredPath, retireFile } from "./retire.js";
+import { removeDirIfEmpty, retiredPath } from "./retire.js";
+import { RetireQueue } from "./retire-queue.js";
 import type { ImportContext, ImportCounts, MigrationPlan, MigrationProgress, MigrationRunResult, PlannedSource, RunStatus, SourceImporter, SourceOutcome } from "./types.js";
 
 export interface ApplyMigrationOptions {
@@ -47,6 +47,9 @@ export interface ApplyMigrationOptions {
   onProgress?: (event: MigrationProgress) => void;
 }
 
+/** Sources retired per WAL sync: one or two fsyncs per batch instead of per source. */
+const RETIRE_BATCH = 128;
+
 export function newRunId(now: number): string {
   return `${new Date(now).toISOString().replace(/[-:.]/g, "")}-${crypto.randomBytes(3).toString("hex")}`;
 }
@@ -57,7 +60,7 @@ interface RunState {
   mainKey: string;
   outcomes: SourceOutcome[];
   progress: MigrationProgress;
-  retire: RetireBatch;
+  retire: RetireQueue;
 }
 
 function outcomeOf(s: PlannedSource, status: SourceOutcome["status"], extra: Partial<SourceOutcome> = {}): SourceOutcome {
@@ -79,7 +82,7 @@ function outcomeOf(s: PlannedSource, status: SourceOutcome["status"], extra: Par
   };
 }
 
-function rowInput(state: RunState, s: PlannedSource, outcome: SourceOutcome, status: LedgerStatus, counts: ImportCounts | null, importedAt: number | null, removed: boolean): SourceRowInput {
+function rowInput(runId: string, s: PlannedSource, outcome: SourceOutcome, status: LedgerStatus, counts: ImportCounts | null, importedAt: number | null, removed: boolean): SourceRowInput {
   const report: SourceReport = {
     ...outcome,
     mtime: new Date(s.mtimeMs).toISOString(),
@@ -93,7 +96,7 @@ function rowInput(state: RunState, s: PlannedSource, outcome: SourceOutcome, sta
     sha256: s.sha256,
     sizeBytes: s.sizeBytes,
     records: counts?.records ?? s.records,
-    runId: state.runId,
+    runId,
     status,
     importedAt,
     removed,
@@ -164,8 +167,8 @@ function processSource(state: RunState, agentDb: AgentDatabase | null, s: Planne
       const status: LedgerStatus = row.status === "warning" ? "warning" : "imported";
       const outcome = outcomeOf(s, "already-imported", { recordsParsed: recorded.records, reason: "unchanged since its import: nothing to write", ...retirement });
       // Ledger first, then the move: a crash in between leaves an already-imported file the next run retires.
-      writeSource(global, rowInput(state, s, outcome, status, recorded, row.imported_at, true));
-      return retire(state, s, outcome, status, recorded, row.imported_at, destination);
+      writeSource(global, rowInput(state.runId, s, outcome, status, recorded, row.imported_at, true));
+      return state.retire.defer({ s, outcome, status, counts: recorded, importedAt: row.imported_at, destination });
     }
     notes.push(`the ledger said imported, but ${mismatch}: imported again`);
   }
@@ -180,14 +183,14 @@ function processSource(state: RunState, agentDb: AgentDatabase | null, s: Planne
       // The ledger row already records the retirement about to happen: a crash before the move leaves an
       // already-imported source that the next run retires; a failed verification or move rewrites the row.
       const outcome = outcomeOf(s, status, { recordsParsed: c.records, rows: c.rows, warnings: c.warnings, ...retirement });
-      importer.writeLedger(rowInput(state, s, outcome, status, c, importedAt, true));
+      importer.writeLedger(rowInput(state.runId, s, outcome, status, c, importedAt, true));
       return c;
     });
   } catch (error) {
     const reason = describeError(error);
     const outcome = outcomeOf(s, "failed", { reason, notes });
     try {
-      writeSource(global, rowInput(state, s, outcome, "failed", null, null, false));
+      writeSource(global, rowInput(state.runId, s, outcome, "failed", null, null, false));
     } catch (ledgerError) {
       outcome.warnings.push(`could not record the failure in the ledger: ${describeError(ledgerError)}`);
     }
@@ -202,41 +205,10 @@ function processSource(state: RunState, agentDb: AgentDatabase | null, s: Planne
     outcome.reason = `verification failed after commit: ${mismatch}; the source was left in place`;
     outcome.retired = null;
     delete outcome.retiredTo;
-    writeSource(global, rowInput(state, s, outcome, "failed", counts, importedAt, false));
+    writeSource(global, rowInput(state.runId, s, outcome, "failed", counts, importedAt, false));
     return outcome;
   }
-  return retire(state, s, outcome, status, counts, importedAt, destination);
-}
-
-/** Moves or deletes the source (its ledger row already says so); on failure the row is rewritten to say it stayed. */
-function retire(state: RunState, s: PlannedSource, outcome: SourceOutcome, status: LedgerStatus, counts: ImportCounts, importedAt: number | null, destination: string | null): SourceOutcome {
-  const keep = (warning: string): SourceOutcome => {
-    outcome.retired = null;
-    delete outcome.retiredTo;
-    if (outcome.status !== "failed") outcome.status = "warning";
-    outcome.warnings.push(warning);
-    try {
-      writeSource(state.options.global, rowInput(state, s, outcome, status, counts, importedAt, false));
-    } catch (error) {
-      outcome.warnings.push(`could not update the ledger: ${describeError(error)}`);
-    }
-    return outcome;
-  };
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(s.path);
-  } catch (error) {
-    return keep(`could not retire: ${describeError(error)}`);
-  }
-  if (st.size !== s.sizeBytes || Math.trunc(st.mtimeMs) !== s.mtimeMs) {
-    return keep("the file changed after it was read: left in place; the next `doctor --fix` imports the new content");
-  }
-  try {
-    retireFile(s.path, destination, state.retire);
-  } catch (error) {
-    return keep(`imported, but could not be retired: ${describeError(error)}`);
-  }
-  return outcome;
+  return state.retire.defer({ s, outcome, status, counts, importedAt, destination });
 }
 
 function needsBackup(plan: MigrationPlan, removeSources: boolean): boolean {
@@ -281,7 +253,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     runId,
     mainKey: readConfiguredMainKey(paths, paths.stateDir),
     outcomes: [],
-    retire: new RetireBatch(),
+    retire: new RetireQueue(global, (p) => writeSource(global, rowInput(runId, p.s, p.outcome, p.status, p.counts, p.importedAt, false))),
     progress: { phase: "import", done: 0, total: actionable.length, bytesDone: 0, bytesTotal: actionable.reduce((n, s) => n + s.sizeBytes, 0) },
   };
   let backupPath: string | null = null;
@@ -353,6 +325,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
           state.progress.done += 1;
           state.progress.bytesDone += s.sizeBytes;
         }
+        if (state.retire.size >= RETIRE_BATCH) state.retire.flush(db);
         // Between sources (never inside a transaction), every ~50 ms: lets the spinner and the lease heartbeat run.
         if (Date.now() - lastYield > 50) {
           await yieldToLoop();
@@ -385,16 +358,17 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
         db.attach(paths.globalDbPath, LEDGER_SCHEMA);
         await runSources(db, sources);
       } finally {
+        // Also after an unexpected error: the waiting sources are committed and verified.
+        state.retire.flush(db);
         db.detach(LEDGER_SCHEMA);
         db.close();
-        state.retire.sync();
       }
     }
     // Control-plane sources: each in its own transaction on the global DB (rows and ledger row together).
     try {
       await runSources(null, plan.sources.filter((s) => s.targetDatabase === "global" || s.agentId === null));
     } finally {
-      state.retire.sync();
+      state.retire.flush(null);
     }
     options.onProgress?.({ ...state.progress, phase: "retire" });
     // Deepest first, then up while empty (delivery-queue/failed/ then delivery-queue/), never the state dir itself.

@@ -168,6 +168,25 @@ export class StateDatabase<DB> {
     return rows.map((r) => `${r.table} row ${r.rowid} references a missing ${r.parent} row`);
   }
 
+  /**
+   * Makes every committed transaction durable now: synchronous=NORMAL leaves the WAL unsynced until the
+   * next checkpoint, which is fine for rows but not before deleting or moving the file they came from.
+   */
+  syncWal(): void {
+    let fd: number;
+    try {
+      fd = fs.openSync(`${this.path}-wal`, "r");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return; // checkpointed and truncated: already durable
+      throw error;
+    }
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
   /** Checkpoint (TRUNCATE) when writable, then close; the last close also removes WAL sidecars. */
   close(): void {
     if (this.closed) return;

@@ -12,7 +12,7 @@ import { prepareTranscript, type PreparedTranscript } from "./transcript-parse.j
 export const PREPARE_MAX_FILE_BYTES = 4 * 1024 * 1024;
 /** At most this many sources / bytes parsed ahead of the one being imported. */
 const AHEAD_SOURCES = 8;
-const AHEAD_BYTES = 16 * 1024 * 1024;
+const AHEAD_BYTES = 8 * 1024 * 1024;
 
 const WORKER_URL = new URL("./transcript-prepare-worker.js", import.meta.url);
 
@@ -69,7 +69,8 @@ export class TranscriptPreparer {
 
   private spawn(): Worker {
     // --input-type (a host started with `node --input-type=module -e`) makes a file-based worker fail to start.
-    const worker = new Worker(WORKER_URL, { execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")) });
+    // The heap cap is a safety valve: a worker that runs out dies, and the import goes on inline.
+    const worker = new Worker(WORKER_URL, { execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")), resourceLimits: { maxOldGenerationSizeMb: 128 } });
     worker.unref();
     worker.on("message", (reply: { ready: true } | { id: number; result: PreparedTranscript }) => {
       if ("ready" in reply) {

@@ -1,0 +1,93 @@
+// Retirement after durability: imported sources wait until their rows are synced to disk, then move or go.
+import fs from "node:fs";
+import { describeError } from "../core/errors.js";
+import type { AgentDatabase, GlobalDatabase } from "../state/state-databases.js";
+import type { LedgerStatus } from "./ledger.js";
+import { RetireBatch, retireFile } from "./retire.js";
+import type { ImportCounts, PlannedSource, SourceOutcome } from "./types.js";
+
+export interface PendingRetirement {
+  s: PlannedSource;
+  /** Already in the run's outcome list: updated in place when the source stays after all. */
+  outcome: SourceOutcome;
+  status: LedgerStatus;
+  counts: ImportCounts;
+  importedAt: number | null;
+  /** Under migrated/<runId>/, or null to delete. */
+  destination: string | null;
+}
+
+/**
+ * Holds imported sources until `flush`, which syncs the WAL of the databases written (rows and ledger rows)
+ * and only then retires them and syncs their directories: with synchronous=NORMAL a commit is not yet on
+ * disk, and a power cut may lose a move but never rows whose source is already gone.
+ */
+export class RetireQueue {
+  private readonly pending: PendingRetirement[] = [];
+  private readonly batch = new RetireBatch();
+
+  /** `recordKept` rewrites the source's ledger row to say it stayed (removed = false). */
+  constructor(
+    private readonly global: GlobalDatabase,
+    private readonly recordKept: (pending: PendingRetirement) => void,
+  ) {}
+
+  get size(): number {
+    return this.pending.length;
+  }
+
+  defer(pending: PendingRetirement): SourceOutcome {
+    this.pending.push(pending);
+    return pending.outcome;
+  }
+
+  /** `db`: the agent database the waiting sources were written to (null for global-target sources). Never throws. */
+  flush(db: AgentDatabase | null): void {
+    if (this.pending.length === 0) return;
+    let unsynced: string | null = null;
+    try {
+      db?.syncWal();
+      this.global.syncWal();
+    } catch (error) {
+      unsynced = `imported, but not retired: the new rows could not be synced to disk (${describeError(error)}); the next \`doctor --fix\` retires it`;
+    }
+    for (const p of this.pending.splice(0)) {
+      if (unsynced === null) this.retire(p);
+      else this.keep(p, unsynced);
+    }
+    this.batch.sync();
+  }
+
+  /** Moves or deletes the source (its ledger row already says so); on failure the row is rewritten to say it stayed. */
+  private retire(pending: PendingRetirement): void {
+    const { s, destination } = pending;
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(s.path);
+    } catch (error) {
+      return this.keep(pending, `could not retire: ${describeError(error)}`);
+    }
+    if (st.size !== s.sizeBytes || Math.trunc(st.mtimeMs) !== s.mtimeMs) {
+      return this.keep(pending, "the file changed after it was read: left in place; the next `doctor --fix` imports the new content");
+    }
+    try {
+      retireFile(s.path, destination, this.batch);
+    } catch (error) {
+      this.keep(pending, `imported, but could not be retired: ${describeError(error)}`);
+    }
+  }
+
+  /** The source stays in place after all: the outcome and the ledger row say so. */
+  private keep(pending: PendingRetirement, warning: string): void {
+    const { outcome } = pending;
+    outcome.retired = null;
+    delete outcome.retiredTo;
+    if (outcome.status !== "failed") outcome.status = "warning";
+    outcome.warnings.push(warning);
+    try {
+      this.recordKept(pending);
+    } catch (error) {
+      outcome.warnings.push(`could not update the ledger: ${describeError(error)}`);
+    }
+  }
+}
