@@ -46,6 +46,27 @@ describe("transcripts parsed ahead vs streamed", () => {
     expect(prepared).toEqual(streamed);
   });
 
+  it("a last line without a newline, CRLF endings and blank lines: same rows", async () => {
+    const make = (): { stateDir: string } => {
+      const root = makeTempDir();
+      const stateDir = path.join(root, ".openclaw");
+      const dir = path.join(stateDir, "agents", "main", "sessions");
+      fs.mkdirSync(dir, { recursive: true });
+      const header = JSON.stringify({ type: "session", version: 3, id: "crlf", timestamp: "2026-05-06T00:00:00.000Z" });
+      const m = (id: string, parentId: string | null): string => JSON.stringify({ type: "message", id, parentId, message: { role: "user", content: `é ${id}` } });
+      fs.writeFileSync(path.join(dir, "crlf.jsonl"), `${header}\r\n${m("a", null)}\r\n\r\n  \n${m("b", "a")}\n${m("c", "b")}`);
+      const v1 = [JSON.stringify({ type: "session", id: "old" }), JSON.stringify({ type: "message", message: { role: "hookMessage" } })];
+      fs.writeFileSync(path.join(dir, "old.jsonl"), v1.join("\n"));
+      // created_at falls back to the file's mtime: the same in both runs.
+      for (const name of fs.readdirSync(dir)) fs.utimesSync(path.join(dir, name), new Date(Date.UTC(2026, 0, 5)), new Date(Date.UTC(2026, 0, 5)));
+      return { stateDir };
+    };
+    const streamed = await runWith("off", make);
+    const prepared = await runWith("inline", make);
+    expect(JSON.stringify(streamed.dump)).toContain("é c");
+    expect(prepared).toEqual(streamed);
+  });
+
   it("duplicate event ids and a re-used idempotency key warn the same way", async () => {
     const make = (): { stateDir: string } => {
       const root = makeTempDir();
@@ -97,7 +118,9 @@ describe("prepareTranscript", () => {
       for (let i = 0; i < 200 && !preparer.offThread; i += 1) await new Promise((r) => setTimeout(r, 10));
       expect(preparer.offThread).toBe(true);
       const fromWorker = await Promise.all(files.map((f) => preparer.prepare(f)));
-      expect(fromWorker).toEqual(files.map((f) => prepareTranscript(f)));
+      const inline = files.map((f) => prepareTranscript(f));
+      expect(fromWorker).toEqual(inline);
+      expect(fromWorker.flatMap((p) => p!.events).length).toBeGreaterThan(5);
     } finally {
       await preparer.close();
     }
