@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Benchmark: legacy transcript import (doctor --fix's import phase) vs a bare split + JSON.parse + INSERT baseline.
 // Sizes: BENCH_MIGRATE_MB (largest corpus, default 300: the SPEC §10 size), a second corpus at 1/4 of
-// it shows that peak RSS does not grow with the corpus. BENCH_REPS alternating repetitions (default 3, median
+// it shows that peak RSS does not grow with the corpus. BENCH_REPS alternating repetitions (default 5, median
 // reported). BENCH_LINE_BYTES: the generator's mean line parameter (default 2000 ≈ 2.1 KB average lines: chat
 // turns, assistant turns with usage/thinking, long tool results); 500 ≈ 0.8 KB lines shows the per-line floor.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -121,7 +121,7 @@ async function main() {
   if (process.argv[2] === "--child") return child(process.argv[3], process.argv[4]);
   if (!fs.existsSync(dist("migration/apply-migration.js"))) execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
   const largeMb = Number(process.env.BENCH_MIGRATE_MB ?? 300);
-  const reps = Number(process.env.BENCH_REPS ?? 3);
+  const reps = Number(process.env.BENCH_REPS ?? 5);
   const meanLineBytes = Number(process.env.BENCH_LINE_BYTES ?? 2000);
   const sizes = [Math.max(4, Math.round(largeMb / 4)), largeMb];
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "ocs-bench-migrate-"));
