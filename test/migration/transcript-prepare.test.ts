@@ -152,3 +152,47 @@ describe("TranscriptPrepareAhead", () => {
     await preparer.close();
   });
 });
+
+describe("first import (batched rows) vs re-import (row by row)", () => {
+  it("a 100-line transcript with duplicate ids and re-used keys: same events, identities and warnings", async () => {
+    const lines = [JSON.stringify({ type: "session", version: 3, id: "big", timestamp: "2026-05-06T00:00:00.000Z" })];
+    for (let i = 1; i <= 100; i += 1) {
+      const id = i % 17 === 0 ? `e${i - 1}` : `e${i}`; // every 17th line repeats the previous id
+      const key = i % 5 === 0 ? `k${i % 15}` : null; // keys k0, k5, k10 come back
+      lines.push(JSON.stringify({ type: "message", id, parentId: i === 1 ? null : `e${i - 1}`, timestamp: new Date(Date.UTC(2026, 4, 6, 0, 0, i)).toISOString(), message: { role: "user", content: `line ${i}`, ...(key ? { idempotencyKey: key } : {}) } }));
+    }
+    const content = `${lines.join("\n")}\n`;
+    const setup = (): { paths: ReturnType<typeof resolveStatePaths>; file: string } => {
+      const root = makeTempDir();
+      const stateDir = path.join(root, ".openclaw");
+      const dir = path.join(stateDir, "agents", "main", "sessions");
+      fs.mkdirSync(dir, { recursive: true });
+      return { paths: resolveStatePaths({ env: { HOME: root, OPENCLAW_STATE_DIR: stateDir } }), file: path.join(dir, "big.jsonl") };
+    };
+    const snapshot = (paths: ReturnType<typeof resolveStatePaths>): unknown => {
+      const dump = dumpState(paths)["agents/main"]!;
+      return { events: dump.transcript_events, identities: dump.transcript_event_identities };
+    };
+
+    const fresh = setup();
+    fs.writeFileSync(fresh.file, content);
+    const first = await migrate(fresh.paths);
+    const firstWarnings = first.run.sources[0]!.warnings.map((w) => w.replace(fresh.file, "<file>"));
+
+    // The same content as a changed source: the session already has events, so rows are upserted one at a time.
+    const again = setup();
+    fs.writeFileSync(again.file, `${lines.slice(0, 3).join("\n")}\n`);
+    await migrate(again.paths);
+    fs.mkdirSync(path.dirname(again.file), { recursive: true }); // the run removed the emptied sessions dir
+    fs.writeFileSync(again.file, content);
+    const second = await migrate(again.paths);
+    expect(second.run.sources[0]).toMatchObject({ action: "changed-since-import" });
+    const secondWarnings = second.run.sources[0]!.warnings.map((w) => w.replace(again.file, "<file>"));
+
+    expect(firstWarnings.some((w) => /duplicate event id e16/.test(w))).toBe(true);
+    expect(firstWarnings.some((w) => /idempotencyKey "k5" already used/.test(w))).toBe(true);
+    expect(secondWarnings).toEqual(firstWarnings);
+    expect(snapshot(again.paths)).toEqual(snapshot(fresh.paths));
+    expect((snapshot(fresh.paths) as { events: unknown[] }).events).toHaveLength(101);
+  });
+});

@@ -9,6 +9,7 @@ import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSo
 import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
 import { headerVersion, isSessionHeader, normalizeHeader } from "./transcript-normalize.js";
 import { missingHeaderError, TranscriptLineParser, type TranscriptLineSink } from "./transcript-parse.js";
+import { duplicateIdWarning, NewSessionRows, reusedKeyWarning } from "./transcript-rows.js";
 
 export const TRANSCRIPT_SUFFIX = ".jsonl";
 /** The planner keeps at most this much of the first line to read the header. */
@@ -149,6 +150,7 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
   let identities = 0;
   let skipped = 0;
   let lastTs = mtime;
+  let newRows: NewSessionRows | null = null;
 
   const sink: TranscriptLineSink = {
     header(line) {
@@ -166,10 +168,17 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
       reimport = hasEvents.get(sessionId) !== undefined;
       insertEvent.run(sessionId, 0, line.json, lastTs);
       if (reimport) clearIdentityAt.run(sessionId, 0);
+      else newRows = new NewSessionRows(db, sessionId, file, warn);
       seq = 1;
     },
     event(event) {
       if (event.timestamp !== null) lastTs = event.timestamp;
+      if (newRows) {
+        newRows.add(seq, event.json, lastTs, event);
+        seq += 1;
+        return;
+      }
+      // A re-import overwrites rows one at a time: earlier identities may hold these ids and keys.
       insertEvent.run(sessionId, seq, event.json, lastTs);
       if (reimport) clearIdentityAt.run(sessionId, seq);
       if (event.id !== null) {
@@ -205,6 +214,12 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
     normalizerWarnings = parser.finish();
     records = parser.records;
   }
+  // Assigned in the header callback, which TypeScript cannot see from here.
+  const batched = newRows as NewSessionRows | null;
+  if (batched) {
+    batched.flush();
+    identities += batched.identities;
+  }
   for (const w of normalizerWarnings) warn(w);
   if (orphan) {
     db.prepare("UPDATE sessions SET updated_at = max(updated_at, ?) WHERE session_id = ?").run(lastTs, sessionId);
@@ -227,11 +242,11 @@ type IdentityParams = [string, string, number, string | null, number, string | n
 function insertIdentityRow(stmt: ReturnType<AgentDatabase["prepare"]>, params: IdentityParams, file: string, lineNo: number, warn: (t: string) => void): number {
   try {
     const changes = stmt.run(...params).changes;
-    if (changes === 0) warn(`${file}:${lineNo}: duplicate event id ${params[1]}; the first one keeps the identity`);
+    if (changes === 0) warn(duplicateIdWarning(file, lineNo, params[1]));
     return changes;
   } catch (error) {
     if ((error as { code?: string }).code !== "SQLITE_CONSTRAINT_UNIQUE" || params[6] === null) throw error;
-    warn(`${file}:${lineNo}: idempotencyKey ${JSON.stringify(params[6])} already used in this session; stored without it`);
+    warn(reusedKeyWarning(file, lineNo, params[6]));
     const retry: IdentityParams = [...params];
     retry[6] = null;
     return stmt.run(...retry).changes;
