@@ -22,6 +22,8 @@ export interface StreamLinesOptions {
   maxLineBytes?: number;
   /** Every chunk as read (before splitting), e.g. to hash the file in the same pass. */
   onChunk?: (chunk: Buffer) => void;
+  /** Read into this buffer (its length is the chunk size): a caller that keeps the bytes owns them. */
+  buffer?: Buffer;
 }
 
 export interface StreamLinesResult {
@@ -49,9 +51,9 @@ function chunkBuffer(size: number): Buffer {
 
 /** Splits an open file into lines with bounded memory: one chunk buffer plus the carry of one partial line. */
 export function streamLines(fd: number, file: string, onLine: LineHandler, options: StreamLinesOptions = {}): StreamLinesResult {
-  const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+  const chunkBytes = options.buffer?.length ?? options.chunkBytes ?? CHUNK_BYTES;
   const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
-  const buf = chunkBuffer(chunkBytes);
+  const buf = options.buffer ?? chunkBuffer(chunkBytes);
   let carry: Buffer[] = [];
   let carryLen = 0;
   let lineNo = 0;

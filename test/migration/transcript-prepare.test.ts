@@ -3,12 +3,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { prepareTranscript, type PreparedTranscript } from "../../src/migration/importers/transcript-parse.js";
+import { preparedEvent, prepareTranscript, type PreparedTranscript } from "../../src/migration/importers/transcript-parse.js";
 import { PREPARE_MAX_FILE_BYTES, TranscriptPrepareAhead, TranscriptPreparer, type TranscriptPrepareMode } from "../../src/migration/importers/transcript-prepare.js";
 import type { MigrationRunResult, PlannedSource } from "../../src/migration/types.js";
 import { resolveStatePaths } from "../../src/state/paths.js";
 import { legacyCorpusState } from "../helpers/crash.js";
-import { dumpState, migrate } from "../helpers/migration.js";
+import { agentDbFile, dumpState, migrate, rows } from "../helpers/migration.js";
 import { makeTempDir, makeTempState, repoRoot } from "../helpers/temp-state.js";
 
 const FIXTURES_WITH_TRANSCRIPTS = ["simple", "transcript-versions", "corrupt-middle-line", "truncated-last-line", "missing-header", "orphan-transcript", "old-layout"];
@@ -18,6 +18,15 @@ function outcomes(run: MigrationRunResult): unknown[] {
   return run.sources
     .map((o) => ({ kind: o.kind, path: o.relativePath, status: o.status, reason: o.reason?.replaceAll(/\/tmp\/[^/]+/g, "<tmp>"), rows: o.rows, warnings: o.warnings.map((w) => w.replaceAll(/\/tmp\/[^/]+/g, "<tmp>")), retired: o.retired }))
     .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** A fresh state dir with an empty sessions dir for agent main. */
+function emptySessionsDir(): { root: string; stateDir: string; dir: string } {
+  const root = makeTempDir();
+  const stateDir = path.join(root, ".openclaw");
+  const dir = path.join(stateDir, "agents", "main", "sessions");
+  fs.mkdirSync(dir, { recursive: true });
+  return { root, stateDir, dir };
 }
 
 async function runWith(mode: TranscriptPrepareMode, setup: () => { stateDir: string }): Promise<{ dump: unknown; outcomes: unknown[]; status: string }> {
@@ -48,10 +57,7 @@ describe("transcripts parsed ahead vs streamed", () => {
 
   it("a last line without a newline, CRLF endings and blank lines: same rows", async () => {
     const make = (): { stateDir: string } => {
-      const root = makeTempDir();
-      const stateDir = path.join(root, ".openclaw");
-      const dir = path.join(stateDir, "agents", "main", "sessions");
-      fs.mkdirSync(dir, { recursive: true });
+      const { stateDir, dir } = emptySessionsDir();
       const header = JSON.stringify({ type: "session", version: 3, id: "crlf", timestamp: "2026-05-06T00:00:00.000Z" });
       const m = (id: string, parentId: string | null): string => JSON.stringify({ type: "message", id, parentId, message: { role: "user", content: `é ${id}` } });
       fs.writeFileSync(path.join(dir, "crlf.jsonl"), `${header}\r\n${m("a", null)}\r\n\r\n  \n${m("b", "a")}\n${m("c", "b")}`);
@@ -65,14 +71,16 @@ describe("transcripts parsed ahead vs streamed", () => {
     const prepared = await runWith("inline", make);
     expect(JSON.stringify(streamed.dump)).toContain("é c");
     expect(prepared).toEqual(streamed);
+    // Prepared lines are bound as bytes: they must still be stored as TEXT (json_valid and readers expect it).
+    const { stateDir } = make();
+    const paths = resolveStatePaths({ env: { HOME: path.dirname(stateDir), OPENCLAW_STATE_DIR: stateDir } });
+    await migrate(paths, { prepareTranscripts: "inline" });
+    expect(rows(agentDbFile(paths), "SELECT typeof(event_json) AS t, count(*) AS n FROM transcript_events GROUP BY 1")).toEqual([{ t: "text", n: 6 }]);
   });
 
   it("duplicate event ids and a re-used idempotency key warn the same way", async () => {
     const make = (): { stateDir: string } => {
-      const root = makeTempDir();
-      const stateDir = path.join(root, ".openclaw");
-      const dir = path.join(stateDir, "agents", "main", "sessions");
-      fs.mkdirSync(dir, { recursive: true });
+      const { stateDir, dir } = emptySessionsDir();
       const lines = [
         { type: "session", version: 3, id: "dup", timestamp: "2026-05-06T00:00:00.000Z" },
         { type: "message", id: "a", parentId: null, message: { role: "user", idempotencyKey: "k1" } },
@@ -120,7 +128,14 @@ describe("prepareTranscript", () => {
       const fromWorker = await Promise.all(files.map((f) => preparer.prepare(f)));
       const inline = files.map((f) => prepareTranscript(f));
       expect(fromWorker).toEqual(inline);
-      expect(fromWorker.flatMap((p) => p!.events).length).toBeGreaterThan(5);
+      // The bytes arrived (transferred, not lost): every unchanged line decodes to what the inline pass read.
+      const lines = (p: PreparedTranscript | null): string[] =>
+        p!.events.lineNo.map((_, i) => {
+          const json = preparedEvent(p!.events, Buffer.from(p!.bytes!), i).json;
+          return typeof json === "string" ? json : Buffer.from(json).toString("utf8");
+        });
+      expect(fromWorker.map(lines)).toEqual(inline.map(lines));
+      expect(fromWorker.flatMap(lines).length).toBeGreaterThan(5);
     } finally {
       await preparer.close();
     }
@@ -163,10 +178,7 @@ describe("first import (batched rows) vs re-import (row by row)", () => {
     }
     const content = `${lines.join("\n")}\n`;
     const setup = (): { paths: ReturnType<typeof resolveStatePaths>; file: string } => {
-      const root = makeTempDir();
-      const stateDir = path.join(root, ".openclaw");
-      const dir = path.join(stateDir, "agents", "main", "sessions");
-      fs.mkdirSync(dir, { recursive: true });
+      const { root, stateDir, dir } = emptySessionsDir();
       return { paths: resolveStatePaths({ env: { HOME: root, OPENCLAW_STATE_DIR: stateDir } }), file: path.join(dir, "big.jsonl") };
     };
     const snapshot = (paths: ReturnType<typeof resolveStatePaths>): unknown => {

@@ -1,9 +1,10 @@
 // Transcript line parsing without a database: shared by the streamed import and the off-thread prepare pass.
 import { isUtf8 } from "node:buffer";
 import crypto from "node:crypto";
+import fs from "node:fs";
 import { describeError, OpenclawStateError, OperationError } from "../../core/errors.js";
 import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
-import { headerVersion, isSessionHeader, normalizeHeader, TranscriptNormalizer } from "./transcript-normalize.js";
+import { headerVersion, isSessionHeader, normalizeHeader, TranscriptNormalizer, type NormalizedEvent } from "./transcript-normalize.js";
 
 type Obj = Record<string, unknown>;
 
@@ -15,20 +16,17 @@ export interface HeaderLine {
   lineNo: number;
 }
 
-export interface EventLine {
-  json: string;
-  id: string | null;
-  parentId: string | null;
-  type: string | null;
-  idempotencyKey: string | null;
-  timestamp: number | null;
+export interface EventLine extends Omit<NormalizedEvent, "json"> {
+  /** The line to store; bytes (valid UTF-8, stored as TEXT) when it is the file's own line, sliced ahead. */
+  json: string | Uint8Array;
   lineNo: number;
 }
 
 /** Receives parsed lines in file order; the import writes them, the prepare pass collects them. */
 export interface TranscriptLineSink {
   header(line: HeaderLine): void;
-  event(line: EventLine): void;
+  /** `verbatim`: `line.json` is exactly these bytes (nothing was normalized). */
+  event(line: EventLine, verbatim: { buf: Buffer; start: number; end: number } | null): void;
   /** A final line without "\n" that does not decode or parse: a crash mid-append, dropped. */
   dropped(lineNo: number): void;
 }
@@ -72,7 +70,8 @@ export class TranscriptLineParser {
       this.normalizer = new TranscriptNormalizer(version);
       return this.sink.header({ json: header.json, sessionId: header.sessionId, timestamp: header.timestamp, lineNo });
     }
-    this.sink.event({ ...this.normalizer.entry(obj, text, lineNo), lineNo });
+    const event = this.normalizer.entry(obj, text, lineNo);
+    this.sink.event({ ...event, lineNo }, event.json === text ? { buf, start, end } : null);
   }
 
   /** After the last line: the normalizer's warnings; a file without a header fails here. */
@@ -91,13 +90,19 @@ export function missingHeaderError(file: string): OperationError {
   return transcriptLineError(file, 1, "missing session header (the file has no records)");
 }
 
-/** A whole small transcript parsed ahead of its transaction (plain data: it crosses a worker boundary). */
+/**
+ * A whole small transcript parsed ahead of its transaction, as plain data that crosses a worker boundary
+ * cheaply: the file's bytes travel once (transferred, not copied) and each unchanged line is bound to its
+ * INSERT as a slice of them, so the main thread never decodes or re-encodes the text.
+ */
 export interface PreparedTranscript {
   file: string;
   sha256: string;
   /** null with no error: the file has no header (the import fails it after the sha256 check). */
   header: HeaderLine | null;
-  events: EventLine[];
+  /** The file's bytes (null when there are no events). */
+  bytes: ArrayBuffer | null;
+  events: PreparedEvents;
   dropped: number[];
   records: number;
   normalizerWarnings: string[];
@@ -105,21 +110,68 @@ export interface PreparedTranscript {
   error: { code: string; message: string } | null;
 }
 
+/** One entry per event, by column; `json[i]` is null when the stored line is `bytes[start[i], end[i])`. */
+export interface PreparedEvents {
+  start: number[];
+  end: number[];
+  json: Array<string | null>;
+  id: Array<string | null>;
+  parentId: Array<string | null>;
+  type: Array<string | null>;
+  idempotencyKey: Array<string | null>;
+  timestamp: Array<number | null>;
+  lineNo: number[];
+}
+
+/** Event `i` of a prepared transcript; an unchanged line is a view of the file's bytes. */
+export function preparedEvent(events: PreparedEvents, bytes: Buffer, i: number): EventLine {
+  return {
+    json: events.json[i] ?? bytes.subarray(events.start[i], events.end[i]),
+    id: events.id[i] ?? null,
+    parentId: events.parentId[i] ?? null,
+    type: events.type[i] ?? null,
+    idempotencyKey: events.idempotencyKey[i] ?? null,
+    timestamp: events.timestamp[i] ?? null,
+    lineNo: events.lineNo[i]!,
+  };
+}
+
 /** Reads, hashes and parses `file` in one pass; never throws (the error travels in the result). */
 export function prepareTranscript(file: string): PreparedTranscript {
-  const hash = crypto.createHash("sha256");
-  const out: PreparedTranscript = { file, sha256: "", header: null, events: [], dropped: [], records: 0, normalizerWarnings: [], error: null };
+  const events: PreparedEvents = { start: [], end: [], json: [], id: [], parentId: [], type: [], idempotencyKey: [], timestamp: [], lineNo: [] };
+  const out: PreparedTranscript = { file, sha256: "", header: null, bytes: null, events, dropped: [], records: 0, normalizerWarnings: [], error: null };
+  let buffer: Buffer | null = null;
   const parser = new TranscriptLineParser(file, {
     header: (line) => void (out.header = line),
-    event: (line) => void out.events.push(line),
+    event: (line, verbatim) => {
+      // A final line without "\n" arrives in a copied buffer: only lines inside the file buffer are sliced later.
+      const sliced = verbatim !== null && buffer !== null && verbatim.buf.buffer === buffer.buffer;
+      events.start.push(sliced ? verbatim.buf.byteOffset + verbatim.start : 0);
+      events.end.push(sliced ? verbatim.buf.byteOffset + verbatim.end : 0);
+      events.json.push(sliced ? null : typeof line.json === "string" ? line.json : Buffer.from(line.json).toString("utf8"));
+      events.id.push(line.id);
+      events.parentId.push(line.parentId);
+      events.type.push(line.type);
+      events.idempotencyKey.push(line.idempotencyKey);
+      events.timestamp.push(line.timestamp);
+      events.lineNo.push(line.lineNo);
+    },
     dropped: (lineNo) => void out.dropped.push(lineNo),
   });
   try {
-    withOpenFile(file, (fd) => streamLines(fd, file, (buf, start, end, lineNo, terminated) => parser.line(buf, start, end, lineNo, terminated), { onChunk: (chunk) => hash.update(chunk) }));
-    out.sha256 = hash.digest("hex");
-    out.records = parser.records;
-    // A missing header (header stays null) is reported by the import after its sha256 check, as when streaming.
-    out.normalizerWarnings = [...parser.warnings];
+    withOpenFile(file, (fd) => {
+      // One read of the whole file into a buffer of its own (never the shared pool: it is transferred).
+      const own = Buffer.allocUnsafeSlow(fs.fstatSync(fd).size + 1);
+      buffer = own;
+      const read = streamLines(fd, file, (buf, start, end, lineNo, terminated) => parser.line(buf, start, end, lineNo, terminated), { buffer: own });
+      // The file grew past the buffer since it was sized: a second read reused it, so let the import stream it.
+      if (read.bytes >= own.length) throw new Error(`${file} grew while it was read`);
+      out.sha256 = crypto.createHash("sha256").update(own.subarray(0, read.bytes)).digest("hex");
+      out.records = parser.records;
+      // A missing header (header stays null) is reported by the import after its sha256 check, as when streaming.
+      out.normalizerWarnings = [...parser.warnings];
+      if (events.lineNo.length > 0) out.bytes = own.buffer as ArrayBuffer;
+    });
   } catch (error) {
     out.records = parser.records;
     out.error = { code: error instanceof OpenclawStateError ? error.code : "read_failed", message: error instanceof Error ? error.message : describeError(error) };

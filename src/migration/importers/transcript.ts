@@ -8,8 +8,8 @@ import { compareText } from "../inventory.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
 import { headerVersion, isSessionHeader, normalizeHeader } from "./transcript-normalize.js";
-import { missingHeaderError, TranscriptLineParser, type TranscriptLineSink } from "./transcript-parse.js";
-import { duplicateIdWarning, NewSessionRows, reusedKeyWarning } from "./transcript-rows.js";
+import { missingHeaderError, preparedEvent, TranscriptLineParser, type TranscriptLineSink } from "./transcript-parse.js";
+import { duplicateIdWarning, EVENT_ROW, NewSessionRows, reusedKeyWarning } from "./transcript-rows.js";
 
 export const TRANSCRIPT_SUFFIX = ".jsonl";
 /** The planner keeps at most this much of the first line to read the header. */
@@ -122,7 +122,7 @@ function finalize(own: PlannedSource[], facts: PlanFacts): void {
 function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentImportContext): ImportCounts {
   // Raw prepared statements (cached per connection): this is the hot path, measured by bench/migrate.mjs.
   const insertEvent = db.prepare(
-    "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (session_id, seq) DO UPDATE SET event_json = excluded.event_json, created_at = excluded.created_at",
+    `INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES ${EVENT_ROW} ON CONFLICT (session_id, seq) DO UPDATE SET event_json = excluded.event_json, created_at = excluded.created_at`,
   );
   const insertIdentity = db.prepare(
     "INSERT INTO transcript_event_identities (session_id, event_id, seq, event_type, has_parent, parent_id, message_idempotency_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, event_id) DO NOTHING",
@@ -201,7 +201,8 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
     if (prepared.header) sink.header(prepared.header);
     if (prepared.error) throw new OperationError(prepared.error.code, prepared.error.message, { path: file });
     if (source.sha256 !== null && prepared.sha256 !== source.sha256) throw changedError(source);
-    for (const event of prepared.events) sink.event(event);
+    const bytes = prepared.bytes ? Buffer.from(prepared.bytes) : Buffer.alloc(0);
+    for (let i = 0; i < prepared.events.lineNo.length; i += 1) sink.event(preparedEvent(prepared.events, bytes, i), null);
     for (const lineNo of prepared.dropped) sink.dropped(lineNo);
     if (!prepared.header) throw missingHeaderError(file);
     records = prepared.records;
