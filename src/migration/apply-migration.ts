@@ -317,6 +317,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
         }
         const prepared = await ahead.take(index);
         const outcome = processSource(state, db, s, prepared);
+        preparer.recycle(prepared);
         if (outcome.status === "failed" && outcome.reason === SQLITE_BUSY_MESSAGE) {
           locked = `not attempted: ${path.relative(paths.stateDir, db?.path ?? paths.globalDbPath)} ${outcome.reason}`;
         }

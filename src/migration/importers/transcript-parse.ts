@@ -136,8 +136,13 @@ export function preparedEvent(events: PreparedEvents, bytes: Buffer, i: number):
   };
 }
 
+/** A buffer of at least `size` bytes that the result may own (the worker hands out recycled ones). */
+export type BufferSource = (size: number) => Buffer;
+
+const freshBuffer: BufferSource = (size) => Buffer.allocUnsafeSlow(size);
+
 /** Reads, hashes and parses `file` in one pass; never throws (the error travels in the result). */
-export function prepareTranscript(file: string): PreparedTranscript {
+export function prepareTranscript(file: string, allocate: BufferSource = freshBuffer): PreparedTranscript {
   const events: PreparedEvents = { start: [], end: [], json: [], id: [], parentId: [], type: [], idempotencyKey: [], timestamp: [], lineNo: [] };
   const out: PreparedTranscript = { file, sha256: "", header: null, bytes: null, events, dropped: [], records: 0, normalizerWarnings: [], error: null };
   let buffer: Buffer | null = null;
@@ -160,8 +165,8 @@ export function prepareTranscript(file: string): PreparedTranscript {
   });
   try {
     withOpenFile(file, (fd) => {
-      // One read of the whole file into a buffer of its own (never the shared pool: it is transferred).
-      const own = Buffer.allocUnsafeSlow(fs.fstatSync(fd).size + 1);
+      // One read of the whole file into a buffer of its own (never Node's shared pool: it is transferred).
+      const own = allocate(fs.fstatSync(fd).size + 1);
       buffer = own;
       const read = streamLines(fd, file, (buf, start, end, lineNo, terminated) => parser.line(buf, start, end, lineNo, terminated), { buffer: own });
       // The file grew past the buffer since it was sized: a second read reused it, so let the import stream it.

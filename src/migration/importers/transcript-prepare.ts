@@ -55,6 +55,14 @@ export class TranscriptPreparer {
     });
   }
 
+  /** After its rows are written (SQLite copied the bound bytes): the buffer goes back to the worker for reuse. */
+  recycle(prepared: PreparedTranscript | null): void {
+    const bytes = prepared?.bytes;
+    if (!bytes || !this.worker || bytes.byteLength === 0) return;
+    prepared.bytes = null;
+    this.worker.postMessage({ recycle: bytes }, [bytes]);
+  }
+
   async close(): Promise<void> {
     this.release();
     const worker = this.worker;
