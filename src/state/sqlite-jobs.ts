@@ -4,7 +4,8 @@
 // TypeScript sources) the same functions run inline on the calling thread, with identical results.
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { spawnWorker } from "../core/spawn-worker.js";
 import { defaultBusyTimeoutMs } from "./busy-timeout.js";
 import { runSqliteJob, type SqliteJob, type SqliteJobResult } from "./sqlite-snapshot.js";
 
@@ -88,8 +89,7 @@ export class SqliteJobRunner {
   }
 
   private spawn(): PoolWorker {
-    // --input-type (a host started with `node --input-type=module -e`) makes a file-based worker fail to start.
-    const worker = new Worker(WORKER_URL, { execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")) });
+    const worker = spawnWorker(WORKER_URL);
     worker.unref();
     const entry: PoolWorker = { worker, busy: 0 };
     worker.on("message", (reply: WorkerReply) => {

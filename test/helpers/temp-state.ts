@@ -71,9 +71,9 @@ export async function runInProcess(args: string[], env: NodeJS.ProcessEnv, answe
 }
 
 /** Spawns the real binary (needs `npm run build`); stdin is closed so nothing can prompt. */
-export function runBin(args: string[], env: NodeJS.ProcessEnv, options: { timeoutMs?: number } = {}): Promise<CliRun> {
+export function runBin(args: string[], env: NodeJS.ProcessEnv, options: { timeoutMs?: number; nodeFlags?: string[] } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [binPath, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...(options.nodeFlags ?? []), binPath, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));

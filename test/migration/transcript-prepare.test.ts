@@ -9,7 +9,7 @@ import type { MigrationRunResult, PlannedSource } from "../../src/migration/type
 import { resolveStatePaths } from "../../src/state/paths.js";
 import { legacyCorpusState } from "../helpers/crash.js";
 import { agentDbFile, dumpState, migrate, rows } from "../helpers/migration.js";
-import { makeTempDir, makeTempState, repoRoot } from "../helpers/temp-state.js";
+import { makeTempDir, makeTempState, repoRoot, runBin } from "../helpers/temp-state.js";
 
 const FIXTURES_WITH_TRANSCRIPTS = ["simple", "transcript-versions", "corrupt-middle-line", "truncated-last-line", "missing-header", "orphan-transcript", "old-layout"];
 
@@ -206,5 +206,17 @@ describe("first import (batched rows) vs re-import (row by row)", () => {
     expect(secondWarnings).toEqual(firstWarnings);
     expect(snapshot(again.paths)).toEqual(snapshot(fresh.paths));
     expect((snapshot(fresh.paths) as { events: unknown[] }).events).toHaveLength(101);
+  });
+});
+
+describe("worker threads under a host started with heap flags", () => {
+  // Node refuses --max-old-space-size in a worker's execArgv (the constructor throws): the workers start without it.
+  it("doctor --fix (backup worker and transcript worker) completes under node --max-old-space-size", async () => {
+    const state = makeTempState("migration/simple");
+    const run = await runBin(["doctor", "--fix", "--yes", "--json"], state.env, { nodeFlags: ["--max-old-space-size=512"] });
+    expect(run.code, run.stderr).toBe(0);
+    const result = JSON.parse(run.stdout) as { migration?: { run?: { status: string; backupPath: string | null; totals: { imported: number } } } };
+    expect(result.migration?.run).toMatchObject({ status: "completed", backupPath: expect.any(String) });
+    expect(result.migration?.run?.totals.imported).toBeGreaterThan(0);
   });
 });

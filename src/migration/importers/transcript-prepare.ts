@@ -4,7 +4,8 @@
 // the TypeScript sources) or fails, the same parse runs inline when its source is taken, with identical results.
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { spawnWorker } from "../../core/spawn-worker.js";
 import type { PlannedSource } from "../types.js";
 import { prepareTranscript, type PreparedTranscript } from "./transcript-parse.js";
 
@@ -34,7 +35,12 @@ export class TranscriptPreparer {
 
   /** Starts the worker now, so its start-up overlaps with the caller's planning. */
   warm(): void {
-    if (this.useWorker && !this.failed && this.worker === null) this.spawn();
+    if (!this.useWorker || this.failed || this.worker !== null) return;
+    try {
+      this.spawn();
+    } catch {
+      this.failed = true; // no worker, same results: every transcript is parsed inline
+    }
   }
 
   /** Whether `prepare` runs on the worker (else callers parse inline, when the source is taken). */
@@ -76,11 +82,10 @@ export class TranscriptPreparer {
   }
 
   private spawn(): Worker {
-    // --input-type (a host started with `node --input-type=module -e`) makes a file-based worker fail to start.
     // A small young generation keeps the worker's footprint at ~15 MB instead of ~60 (peak RSS target: 256 MB);
     // the old-generation cap is a safety valve: a worker that runs out dies, and the import goes on inline.
     const resourceLimits = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
-    const worker = new Worker(WORKER_URL, { execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")), resourceLimits });
+    const worker = spawnWorker(WORKER_URL, { resourceLimits });
     worker.unref();
     worker.on("message", (reply: { ready: true } | { id: number; result: PreparedTranscript }) => {
       if ("ready" in reply) {
