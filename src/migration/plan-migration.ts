@@ -2,6 +2,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { collectGarbage } from "../core/heap.js";
 import { describeError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
@@ -104,6 +105,8 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       notes: [],
     };
     options.onProgress?.({ phase: "plan", done: i, total: detected.length, bytesDone, bytesTotal, current: source.relativePath });
+    // ~7 KB of garbage per inspected source: collected in batches so a plan of 10k files stays small.
+    if (i > 0 && i % 2048 === 0) collectGarbage();
     let inspection: SourceInspection;
     const prior = reuse?.get(source.path);
     try {
