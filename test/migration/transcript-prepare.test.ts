@@ -123,7 +123,8 @@ describe("prepareTranscript", () => {
     const preparer = new mod.TranscriptPreparer("worker");
     try {
       preparer.warm();
-      for (let i = 0; i < 200 && !preparer.offThread; i += 1) await new Promise((r) => setTimeout(r, 10));
+      // Up to 20 s: a loaded CI box can be slow to start a thread.
+      for (let i = 0; i < 2000 && !preparer.offThread; i += 1) await new Promise((r) => setTimeout(r, 10));
       expect(preparer.offThread).toBe(true);
       const fromWorker = await Promise.all(files.map((f) => preparer.prepare(f)));
       const inline = files.map((f) => prepareTranscript(f));
