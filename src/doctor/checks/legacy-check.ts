@@ -1,6 +1,8 @@
 // Legacy check: shows the migration plan as findings (one line per kind); its repair runs the migration.
-import { formatBytes, formatCount } from "../../cli/render/format.js";
+import { formatBytes, formatCount } from "../../core/format-bytes.js";
 import { applyMigration } from "../../migration/apply-migration.js";
+import { describeEntry, entriesByClass } from "../../migration/legacy-inventory.js";
+import type { LegacyClass } from "../../migration/legacy-paths.js";
 import { moveLegacyStateDir } from "../../migration/layout.js";
 import { planMigration } from "../../migration/plan-migration.js";
 import { importerFor } from "../../migration/importers/index.js";
@@ -14,7 +16,7 @@ function plural(n: number, kind: SourceKind): string {
 }
 
 function fileLine(s: PlannedSource): string {
-  const what = s.action === "skip" ? `skip: ${s.reason ?? ""}` : s.action;
+  const what = s.action === "skip" ? `skip: ${s.reason ?? ""}` : s.willFail ? `${s.action} (will fail: ${s.willFail})` : s.action;
   return `${s.relativePath} (${formatBytes(s.sizeBytes)}, ${s.records ?? "?"} ${importerFor(s.kind).label.records}) → ${what}`;
 }
 
@@ -55,16 +57,79 @@ export function planFindings(plan: MigrationPlan, verbose: boolean): Finding[] {
       ...(pending > 0 ? { fix: "`doctor --fix` imports them into SQLite after a verified backup, then moves each file under migrated/<run id>/ (`--remove-sources` deletes instead)." } : {}),
     });
   }
-  if (plan.leftovers.length > 0) {
-    findings.push({
-      id: "legacy.leftovers",
-      severity: "info",
-      title: `${formatCount(plan.leftovers.length)} archived leftover(s) (*.jsonl.reset.*, *.jsonl.deleted.*, sessions.json.bak.*) left alone`,
-      ...(verbose ? { detail: plan.leftovers.map((l) => `${l.relativePath} (${formatBytes(l.sizeBytes)})`).join("\n") } : {}),
-    });
-  }
+  findings.push(...inventoryFindings(plan, verbose));
+  findings.push(...configFindings(plan));
   for (const note of plan.notes) findings.push({ id: "legacy.ignored", severity: "warning", title: note });
   if (findings.length === 0 && pathExists(plan.stateDir)) findings.push({ id: "legacy", severity: "info", title: "No legacy state left to migrate" });
+  return findings;
+}
+
+const CLASS_FINDING: Record<Exclude<LegacyClass, "imported" | "current">, { title: string; fix: string }> = {
+  core: {
+    title: "core legacy file(s) this tool does not import yet (left in place; the runtime no longer reads them)",
+    fix: "Keep them until an openclaw-state with their importer (or `openclaw doctor --fix`) imports them; do not delete them.",
+  },
+  plugin: {
+    title: "legacy file(s) owned by plugins' own migrations (not imported here)",
+    fix: "Run `openclaw doctor --fix` with those plugins installed: each plugin imports and removes its own files.",
+  },
+  discard: {
+    title: "cache, lock or temp file(s) the design deletes or ignores (not imported)",
+    fix: "Safe to delete after a verified backup; or set each aside with `openclaw-state migrate skip <path> --reason …`.",
+  },
+  archived: {
+    title: "archived leftover(s) (*.jsonl.reset.*, *.jsonl.deleted.*, sessions.json.bak*), never imported",
+    fix: "Delete them once you no longer need them, or set each aside with `openclaw-state migrate skip <path> --reason …`.",
+  },
+  special: {
+    title: "path(s) that cannot be migrated as they are (links, FIFOs, unreadable directories, directories where a file is expected)",
+    fix: "Each line says what to do; nothing here is followed, opened or imported until it is fixed.",
+  },
+  unknown: {
+    title: "file(s) unknown to OpenClaw's design in the state dir (not imported)",
+    fix: "Move them out of the state dir if they are yours, or set each aside with `openclaw-state migrate skip <path> --reason …`.",
+  },
+};
+
+/** One warning per class of legacy file left behind, each file on its own line (20 per class without --verbose). */
+function inventoryFindings(plan: MigrationPlan, verbose: boolean): Finding[] {
+  const inv = plan.inventory;
+  const findings: Finding[] = [];
+  for (const [cls, list] of entriesByClass(inv)) {
+    const meta = CLASS_FINDING[cls as keyof typeof CLASS_FINDING];
+    if (!meta) continue;
+    const limit = verbose ? Infinity : 20;
+    const lines = list.slice(0, limit).map(describeEntry);
+    if (list.length > limit) lines.push(`… and ${formatCount(list.length - limit)} more (--verbose lists all)`);
+    const owners = cls === "plugin" ? ` — ${[...new Set(list.map((e) => e.owner ?? "?"))].join(", ")}` : "";
+    findings.push({ id: `legacy.${cls}`, severity: "warning", title: `${formatCount(inv.counts[cls])} ${meta.title}${owners}`, detail: lines.join("\n"), fix: meta.fix });
+  }
+  if (inv.omitted > 0) findings.push({ id: "legacy.omitted", severity: "warning", title: `${formatCount(inv.omitted)} more legacy entries not listed (the counts above include them)` });
+  if (inv.unreadable.length > 0 && plan.pending) {
+    findings.push({
+      id: "legacy.unreadable",
+      severity: "error",
+      title: `${formatCount(inv.unreadable.length)} path(s) in the state dir cannot be read: \`doctor --fix\` refuses to migrate until the pre-migration backup can hold them`,
+      detail: inv.unreadable.slice(0, verbose ? Infinity : 20).join("\n"),
+      fix: "Make them readable by this user (chmod -R u+rX <path>) or move them out of the state dir.",
+    });
+  }
+  return findings;
+}
+
+function configFindings(plan: MigrationPlan): Finding[] {
+  const findings: Finding[] = [];
+  if (plan.config.problem) findings.push({ id: "legacy.config.unreadable", severity: "warning", title: `Config not checked: ${plan.config.problem}`, path: plan.config.path });
+  for (const k of plan.config.keys) {
+    findings.push({
+      id: "legacy.config-key",
+      severity: "warning",
+      title: `Legacy config key ${k.key} in ${plan.config.path}: replaced by ${k.replacement}`,
+      ...(k.blocked ? { detail: `not rewritten by --fix: ${k.blocked}` } : {}),
+      fix: k.blocked ? "Edit the config by hand." : "`doctor --fix` rewrites it after the verified backup, keeping the file's formatting and comments.",
+      path: plan.config.path,
+    });
+  }
   return findings;
 }
 
@@ -76,6 +141,7 @@ function describeMigration(plan: MigrationPlan): string {
     imports.length > 0 ? `import ${imports.length} legacy source(s) (${formatBytes(bytes)}) into SQLite` : "",
     actionable.length > imports.length ? `retire ${actionable.length - imports.length} already-imported source(s)` : "",
     plan.layout.some((l) => l.kind === "legacy-agent-dir" && l.action === "move") ? "move the legacy agent/ dir into agents/main/agent/" : "",
+    plan.config.keys.some((k) => k.blocked === null) ? `rewrite ${plan.config.keys.filter((k) => k.blocked === null).length} legacy config key(s) in ${plan.config.path}` : "",
   ].filter(Boolean);
   return `${parts.join(", ")} (retired files go under migrated/<run id>/)`;
 }
@@ -97,7 +163,7 @@ export const legacyCheck: DoctorCheck = {
         },
       });
     }
-    const work = plan.sources.some((s) => s.action !== "skip") || plan.layout.some((l) => l.kind === "legacy-agent-dir" && l.action === "move");
+    const work = plan.sources.some((s) => s.action !== "skip") || plan.layout.some((l) => l.kind === "legacy-agent-dir" && l.action === "move") || plan.config.keys.some((k) => k.blocked === null);
     if (work) {
       repairs.push({
         id: "legacy.migrate",
@@ -115,7 +181,8 @@ export const legacyCheck: DoctorCheck = {
           });
           const t = run.totals;
           const detail = `run ${run.runId} ${run.status}: ${t.imported} imported, ${t.alreadyImported} already imported, ${t.failed} failed, ${t.retired} retired${run.error ? ` — ${run.error}` : ""}`;
-          return { detail, failed: run.status === "failed", migration: run };
+          // Partial success is not success: one failed source fails the repair (exit 1).
+          return { detail, failed: run.status === "failed" || t.failed > 0, migration: run };
         },
       });
     }
