@@ -7,10 +7,11 @@ import { describeError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { IMPORTERS } from "./importers/index.js";
-import { compareText, takeInventory } from "./inventory.js";
-import { configuredMainKey, readLegacyConfig } from "./legacy-config.js";
-import { findLatestSourceByPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
-import type { DetectContext, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceInspection, SourceKind } from "./types.js";
+import { compareText, takeInventory, type Inventory } from "./inventory.js";
+import { configuredMainKey, planConfig, readConfig } from "./legacy-config.js";
+import { takeLegacyInventory } from "./legacy-inventory.js";
+import { findLatestSourceByPath, findRunBackupPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
+import type { DetectContext, DetectedSource, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceImporter, SourceInspection, SourceKind } from "./types.js";
 
 export interface PlanMigrationOptions {
   paths: StatePaths;
@@ -68,23 +69,38 @@ function openLedger(paths: StatePaths): GlobalDatabase | null {
   }
 }
 
-export async function planMigration(options: PlanMigrationOptions): Promise<MigrationPlan> {
-  const { paths } = options;
+export interface Detection {
+  inv: Inventory;
+  ctx: DetectContext;
+  detected: Array<{ importer: SourceImporter; source: DetectedSource }>;
+}
+
+/** Every importer's detection over the tree (directory listings only): what `imported` means. */
+export function detectSources(paths: StatePaths): Detection {
   const inv = takeInventory(paths);
-  const config = readLegacyConfig(paths, inv.root);
+  const config = readConfig(paths, inv.root).value;
   const ctx: DetectContext = { paths, root: inv.root, sessionsDirs: inv.sessionsDirs, agentDirs: inv.agentDirs, mainKey: configuredMainKey(config), config };
   const detected = IMPORTERS.flatMap((importer) => importer.detect(ctx).map((source) => ({ importer, source })));
+  return { inv, ctx, detected };
+}
+
+export async function planMigration(options: PlanMigrationOptions): Promise<MigrationPlan> {
+  const { paths } = options;
+  const { inv, ctx, detected } = detectSources(paths);
   const reuse = options.previous ? inspections.get(options.previous) : undefined;
   const cache = new Map<string, { mtimeMs: number; inspection: SourceInspection }>();
+  // Every other file of the tree, classified from the same detection: what is not imported is named.
+  const inventory = takeLegacyInventory({ paths, root: inv.root, detected: new Set(detected.map(({ source }) => path.resolve(source.path))) });
 
+  // lstat: a source swapped for a link, FIFO or directory since the listing is named, never opened.
   const stats = detected.map(({ source }) => {
     try {
-      return fs.statSync(source.path);
+      return fs.lstatSync(source.path);
     } catch {
       return null;
     }
   });
-  const bytesTotal = stats.reduce((n, st) => n + (st?.size ?? 0), 0);
+  const bytesTotal = stats.reduce((n, st) => n + (st?.isFile() ? st.size : 0), 0);
   let bytesDone = 0;
   const planned: PlannedSource[] = [];
   for (let i = 0; i < detected.length; i += 1) {
@@ -105,6 +121,10 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       notes: [],
     };
     options.onProgress?.({ phase: "plan", done: i, total: detected.length, bytesDone, bytesTotal, current: source.relativePath });
+    if (!st.isFile()) {
+      planned.push({ ...base, sizeBytes: 0, action: "skip", attention: true, reason: `${st.isSymbolicLink() ? "is a symbolic link" : st.isDirectory() ? "is a directory" : st.isFIFO() ? "is a FIFO" : "is not a regular file"} where a legacy file is expected: not read, not imported; replace it with the regular file` });
+      continue;
+    }
     // ~7 KB of garbage per inspected source: collected in batches so a plan of 10k files stays small.
     if (i > 0 && i % 2048 === 0) collectGarbage();
     let inspection: SourceInspection;
@@ -112,7 +132,9 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
     try {
       inspection = prior && prior.mtimeMs === base.mtimeMs && prior.inspection.sizeBytes === st.size ? prior.inspection : importer.inspect(source, ctx);
     } catch (error) {
-      planned.push({ ...base, action: "skip", attention: true, reason: `cannot be read: ${describeError(error)}` });
+      const denied = (error as NodeJS.ErrnoException).code === "EACCES" || (error as NodeJS.ErrnoException).code === "EPERM";
+      const fix = denied ? `; make it readable (chmod u+r ${source.path}) or set it aside: openclaw-state migrate skip ${source.relativePath} --reason "…"` : "";
+      planned.push({ ...base, action: "skip", attention: true, reason: `cannot be read: ${describeError(error)}${fix}` });
       continue;
     }
     bytesDone += st.size;
@@ -149,7 +171,9 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       s.sourceKey = sourceKeyFor(s.kind, s.relativePath, s.targetTable, s.sha256, s.sizeBytes);
       if (!ledger) continue;
       const row = findSourceByKey(ledger, s.sourceKey);
-      if (row && row.status !== "failed") {
+      if (row?.status === "skipped") {
+        s.notes.push(`set aside before by \`migrate skip\` (run ${row.last_run_id}${skipReason(row.report_json)}) and put back: planned again`);
+      } else if (row && row.status !== "failed") {
         s.action = "already-imported";
         s.reason = row.removed_source ? "imported before; the file is back (unchanged): it is retired again" : "imported before; the file is retired on the next --fix";
         s.previous = { runId: row.last_run_id, status: row.status, importedAt: row.imported_at, sha256: row.source_sha256 };
@@ -158,6 +182,9 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       if (row?.status === "failed") {
         const reason = failedReason(row.report_json);
         s.notes.push(`the previous attempt (run ${row.last_run_id}) failed${reason ? `: ${reason}` : ""}`);
+        // The same bytes were archived before that attempt: a retry needs no new backup while that archive exists.
+        const archive = findRunBackupPath(ledger, row.last_run_id);
+        if (archive && fs.existsSync(archive)) s.coveredByBackup = archive;
       }
       const earlier = findLatestSourceByPath(ledger, s.relativePath, s.kind);
       if (earlier) {
@@ -171,6 +198,10 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
   }
 
   for (const importer of IMPORTERS) importer.finalize?.(planned.filter((s) => s.kind === importer.kind), facts);
+  for (const s of planned) {
+    const fail = s.notes.find((n) => n.startsWith("will fail"));
+    if (fail && s.action !== "skip") s.willFail = fail.replace(/^will fail:\s*/, "");
+  }
   const kindOrder = new Map(IMPORTERS.map((i, n) => [i.kind, n]));
   planned.sort((a, b) => compareSources(a, b, kindOrder));
   options.onProgress?.({ phase: "plan", done: detected.length, total: detected.length, bytesDone, bytesTotal });
@@ -183,6 +214,7 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
     k.records += s.records ?? 0;
     k.byAction[s.action] += 1;
   }
+  const configPlan = planConfig(paths, inv.root);
   const plan: MigrationPlan = {
     stateDir: paths.stateDir,
     root: inv.root,
@@ -191,13 +223,20 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
     layout: inv.layout,
     leftovers: inv.leftovers,
     notes: inv.notes,
+    inventory,
+    config: configPlan,
     summary,
-    pending: planned.some((s) => s.action !== "skip") || inv.layout.some((l) => l.action === "move"),
+    pending: planned.some((s) => s.action !== "skip") || inv.layout.some((l) => l.action === "move") || configPlan.keys.some((k) => k.blocked === null),
     fingerprint: "",
   };
   plan.fingerprint = planFingerprint(plan);
   inspections.set(plan, cache);
   return plan;
+}
+
+function skipReason(reportJson: string | null): string {
+  const reason = failedReason(reportJson);
+  return reason ? `: ${reason}` : "";
 }
 
 function failedReason(reportJson: string | null): string | null {

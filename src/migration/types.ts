@@ -1,5 +1,7 @@
 // The migration's vocabulary: legacy sources, the read-only plan, the importer interface and the run result.
 import type { StatePaths } from "../state/paths.js";
+import type { ConfigPlan } from "./legacy-config.js";
+import type { LegacyInventory } from "./legacy-inventory.js";
 import type { AgentDatabase, GlobalDatabase } from "../state/state-databases.js";
 import type { PreparedTranscript } from "./importers/transcript-parse.js";
 
@@ -128,6 +130,10 @@ export interface PlannedSource {
   mainKeyElsewhere?: boolean;
   /** The ledger row this source matched (same key, or same path with another sha256). */
   previous?: { runId: string; status: string; importedAt: number | null; sha256: string | null };
+  /** The read-only pass already knows the import will fail (missing header, bad line, wrong shape): why. */
+  willFail?: string;
+  /** A retry of a failed import of this exact content: the earlier run's verified archive (still on disk) holds it. */
+  coveredByBackup?: string;
 }
 
 export interface LayoutItem {
@@ -164,6 +170,10 @@ export interface MigrationPlan {
   leftovers: LeftoverItem[];
   /** Things the inventory ignored and why (e.g. agent directories with invalid ids). */
   notes: string[];
+  /** Every file of the state dir by class: what will not be imported is listed with its reason. */
+  inventory: LegacyInventory;
+  /** Retired config keys (`session.idleMinutes`, …) and whether `--fix` can rewrite them. */
+  config: ConfigPlan;
   /** Per registered kind (kinds with no sources included, all zero). */
   summary: Partial<Record<SourceKind, KindSummary>>;
   /** True when `doctor --fix` has something to do (imports, retirements or layout moves). */
@@ -317,4 +327,6 @@ export interface MigrationProgress {
   bytesDone: number;
   bytesTotal: number;
   current?: string;
+  /** The backup's own step (snapshot, archive, verify): its byte counts are per step. */
+  step?: string;
 }

@@ -5,6 +5,7 @@ import { OperationError } from "../../core/errors.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
 import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
 import { compareText } from "../inventory.js";
+import { isTranscriptSidecar } from "../legacy-paths.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
 import { headerVersion, isSessionHeader, normalizeHeader } from "./transcript-normalize.js";
@@ -26,12 +27,22 @@ function detect(ctx: DetectContext): DetectedSource[] {
   const found: DetectedSource[] = [];
   for (const dir of ctx.sessionsDirs) {
     for (const name of dir.files) {
-      if (!name.endsWith(TRANSCRIPT_SUFFIX) || name === TRANSCRIPT_SUFFIX) continue;
+      if (!name.endsWith(TRANSCRIPT_SUFFIX) || name === TRANSCRIPT_SUFFIX || isTranscriptSidecar(name)) continue;
       const rel = dir.legacyRoot ? `sessions/${name}` : `agents/${dir.agentId}/sessions/${name}`;
       found.push({ kind: "transcript", agentId: dir.agentId, path: `${dir.dir}/${name}`, relativePath: rel, legacyRoot: dir.legacyRoot });
     }
   }
   return found;
+}
+
+/** First and last non-blank bytes are `{` and `}` (a BOM before the first is allowed). */
+function framedAsObject(buf: Buffer, start: number, end: number): boolean {
+  let a = start;
+  let b = end - 1;
+  if (buf[a] === 0xef && buf[a + 1] === 0xbb && buf[a + 2] === 0xbf) a += 3;
+  while (a <= b && (buf[a] === 0x20 || buf[a] === 0x09)) a += 1;
+  while (b >= a && (buf[b] === 0x20 || buf[b] === 0x09)) b -= 1;
+  return buf[a] === 0x7b && buf[b] === 0x7d;
 }
 
 /** One streamed pass: sha256, non-blank line count and the header. */
@@ -40,6 +51,9 @@ function inspect(source: DetectedSource): SourceInspection {
   let records = 0;
   let first: string | null = null;
   let firstLine = 0;
+  // Cheap shape check (no JSON.parse): a line not framed by { } fails the import unless it is the last one.
+  let badLine = 0;
+  let lastLine = 0;
   const result = withOpenFile(source.path, (fd) =>
     streamLines(
       fd,
@@ -47,6 +61,8 @@ function inspect(source: DetectedSource): SourceInspection {
       (buf, start, end, lineNo) => {
         if (isBlankLine(buf, start, end)) return;
         records += 1;
+        lastLine = lineNo;
+        if (badLine === 0 && !framedAsObject(buf, start, end)) badLine = lineNo;
         if (first === null) {
           first = buf.toString("utf8", start, Math.min(end, start + HEADER_PEEK_BYTES));
           firstLine = lineNo;
@@ -67,6 +83,7 @@ function inspect(source: DetectedSource): SourceInspection {
   } catch {
     // Reported below as a missing header.
   }
+  if (badLine !== 0 && badLine !== lastLine && badLine !== firstLine) notes.push(`will fail: ${source.path}:${badLine}: not a JSON object line`);
   if (!header) {
     notes.push(`will fail: ${source.path}:${firstLine}: missing session header`);
   } else {
