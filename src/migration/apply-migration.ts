@@ -10,6 +10,7 @@ import { importerFor } from "./importers/index.js";
 import type { PreparedTranscript } from "./importers/transcript-parse.js";
 import { TranscriptPrepareAhead, TranscriptPreparer, type TranscriptPrepareMode } from "./importers/transcript-prepare.js";
 import { moveLegacyAgentDir } from "./layout.js";
+import { applyConfigFix } from "./legacy-config.js";
 import {
   closeInterruptedRuns,
   finishRun,
@@ -215,11 +216,32 @@ function processSource(state: RunState, agentDb: AgentDatabase | null, s: Planne
   return state.retire.defer({ s, outcome, status, counts, importedAt, destination });
 }
 
-function needsBackup(plan: MigrationPlan, removeSources: boolean): boolean {
+/**
+ * A backup is taken only when this run changes something no earlier verified archive holds: a new or changed
+ * source, a deletion, a layout move or a config rewrite. Retrying an unchanged source whose earlier attempt
+ * failed after a verified backup (still on disk), or retiring already-imported files, takes none.
+ */
+export function needsBackup(plan: MigrationPlan, removeSources: boolean): boolean {
   return (
-    plan.sources.some((s) => s.action === "import" || s.action === "changed-since-import" || (removeSources && s.action === "already-imported")) ||
-    plan.layout.some((l) => l.kind === "legacy-agent-dir" && l.action === "move")
+    plan.sources.some((s) => ((s.action === "import" || s.action === "changed-since-import") && !s.coveredByBackup) || (removeSources && s.action === "already-imported")) ||
+    plan.layout.some((l) => l.kind === "legacy-agent-dir" && l.action === "move") ||
+    plan.config.keys.some((k) => k.blocked === null)
   );
+}
+
+/** Paths the backup cannot read: refused before it starts (it would fail, or leave a directory out and still verify). */
+function unreadableError(plan: MigrationPlan): string | null {
+  const list = plan.inventory.unreadable;
+  if (list.length === 0) return null;
+  const shown = list.slice(0, 10).join(", ") + (list.length > 10 ? `, … (${list.length - 10} more)` : "");
+  return `the pre-migration backup cannot read ${list.length} path(s): ${shown}; make them readable by this user (chmod -R u+rX <path>) or move them out of the state dir, then re-run; nothing was imported`;
+}
+
+/** An EACCES from the backup names the file; this adds what to do about it. */
+function backupFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const fix = code === "EACCES" || code === "EPERM" ? "; make the file readable by this user (chmod u+r <path>) or move it out of the state dir, then re-run" : "";
+  return `the pre-migration backup failed (${describeError(error)})${fix}; nothing was imported`;
 }
 
 function describePlanChange(before: MigrationPlan, after: MigrationPlan): string {
@@ -233,6 +255,9 @@ function describePlanChange(before: MigrationPlan, after: MigrationPlan): string
 
 export function runStatusOf(outcomes: readonly SourceOutcome[], plan: MigrationPlan, error?: string): RunStatus {
   if (error) return "failed";
+  // Every source it tried failed: nothing was migrated.
+  const tried = outcomes.filter((o) => o.status !== "skipped");
+  if (tried.length > 0 && tried.every((o) => o.status === "failed")) return "failed";
   const attention = outcomes.some((o) => o.status === "failed" || o.status === "warning") || plan.sources.some((s) => s.action === "skip" && s.attention);
   return attention ? "warning" : "completed";
 }
@@ -249,7 +274,6 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
   let plan = await planMigration({ paths, ledger: global, ...(options.plan ? { previous: options.plan } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   const replanned = options.plan !== undefined && options.plan.fingerprint !== plan.fingerprint;
   if (replanned) warnings.push(`the legacy tree changed since the plan was shown: re-planned under the lease (${describePlanChange(options.plan!, plan)})`);
-  startRun(global, runId, startedAt);
 
   let actionable = plan.sources.filter((s) => s.action !== "skip");
   const state: RunState = {
@@ -271,22 +295,43 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
       if (options.backup === false) {
         backupSkipped = true;
         warnings.push("NO BACKUP: --no-backup skipped the pre-migration backup; there is no archive to roll back to");
+        for (const p of plan.inventory.unreadable) warnings.push(`cannot read ${p}: it was not migrated and nothing holds a copy of it`);
       } else {
+        const unreadable = unreadableError(plan);
+        if (unreadable) throw new Error(unreadable);
         options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: 0, bytesTotal: 0 });
         const take = options.takeBackup ?? takePreMigrationBackup;
+        let backup;
         try {
-          const backup = await take({
+          backup = await take({
             paths,
             ...(options.backupDir ? { output: options.backupDir } : {}),
-            onProgress: (p) => options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: p.bytesDone, bytesTotal: p.bytesTotal }),
+            onProgress: (p) => options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: p.bytesDone, bytesTotal: p.bytesTotal, step: p.phase }),
           });
-          backupPath = backup.archivePath;
-          warnings.push(...backup.warnings);
-          changes.push(`verified pre-migration backup: ${backupPath}`);
         } catch (backupError) {
-          throw new Error(`the pre-migration backup failed (${describeError(backupError)}); nothing was imported`);
+          throw new Error(backupFailure(backupError));
         }
+        backupPath = backup.archivePath;
+        warnings.push(...backup.warnings);
+        changes.push(`verified pre-migration backup: ${backupPath}`);
       }
+    }
+    // From here on the row names the archive: a killed run keeps its way back.
+    startRun(global, runId, startedAt, { kind: "legacy-state", stateDir: paths.stateDir, backupPath, backupSkipped, phase: "importing" });
+
+    let replan = false;
+    if (plan.config.keys.some((k) => k.blocked === null)) {
+      options.onProgress?.({ ...state.progress, phase: "layout", current: plan.config.path });
+      try {
+        const fixed = applyConfigFix(paths, plan.root);
+        changes.push(...fixed.changes);
+        warnings.push(...fixed.warnings);
+        replan = fixed.changes.some((c) => c.includes("plugins/installs.json"));
+      } catch (configError) {
+        warnings.push(`config ${plan.config.path} was not rewritten: ${describeError(configError)}`);
+      }
+    } else {
+      for (const k of plan.config.keys) warnings.push(`config ${plan.config.path}: ${k.key} left as is: ${k.blocked}`);
     }
 
     let movedLayout = false;
@@ -300,7 +345,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     }
     // Files of the old agent/ dir (auth profiles, models.json) are sources at their new place: plan them now,
     // so one `--fix` converges.
-    if (movedLayout) {
+    if (movedLayout || replan) {
       plan = await planMigration({ paths, ledger: global, previous: plan });
       actionable = plan.sources.filter((s) => s.action !== "skip");
       state.progress.total = actionable.length;

@@ -10,7 +10,7 @@ import type { ImportCounts, MigrationRunResult, SourceKind, SourceOutcome } from
 export const LEDGER_SCHEMA = "global";
 const attachedQ = createQueryBuilder<GlobalDB>().withSchema(LEDGER_SCHEMA);
 
-export type LedgerStatus = "imported" | "warning" | "failed";
+export type LedgerStatus = "imported" | "warning" | "failed" | "skipped";
 
 export type LedgerRow = Selectable<MigrationSourcesTable>;
 
@@ -27,7 +27,7 @@ export function sourceKeyFor(kind: SourceKind, relativePath: string, targetTable
 
 // Raw SQL: looked up once per source when planning, which runs over thousands of sources.
 const SOURCE_BY_KEY_SQL = "SELECT * FROM migration_sources WHERE source_key = ?";
-const LATEST_BY_PATH_SQL = "SELECT * FROM migration_sources WHERE source_path = ? AND migration_kind = ? AND status <> 'failed' ORDER BY imported_at DESC LIMIT 1";
+const LATEST_BY_PATH_SQL = "SELECT * FROM migration_sources WHERE source_path = ? AND migration_kind = ? AND status NOT IN ('failed', 'skipped') ORDER BY imported_at DESC LIMIT 1";
 
 export function findSourceByKey(db: GlobalDatabase, key: string): LedgerRow | undefined {
   return db.prepare(SOURCE_BY_KEY_SQL).get(key) as LedgerRow | undefined;
@@ -120,12 +120,25 @@ export function writeSource(db: GlobalDatabase, input: SourceRowInput): void {
   db.immediate(() => writeSourceInTransaction(db, input));
 }
 
-export function startRun(db: GlobalDatabase, runId: string, startedAt: number): void {
-  db.immediate(() => db.run(db.q.insertInto("migration_runs").values({ id: runId, started_at: startedAt, status: "running", report_json: null })));
+/** What a run row says while it runs: enough for a killed run to keep its link to the verified archive. */
+export interface RunningReport {
+  kind: "legacy-state";
+  stateDir: string;
+  backupPath: string | null;
+  backupSkipped: boolean;
+  phase: "importing";
+}
+
+/**
+ * Inserted once the verified backup exists (or none is needed), before the first import: the pre-migration
+ * archive never holds its own run as `running`, and the row names the archive whatever happens next.
+ */
+export function startRun(db: GlobalDatabase, runId: string, startedAt: number, report: RunningReport): void {
+  db.immediate(() => db.run(db.q.insertInto("migration_runs").values({ id: runId, started_at: startedAt, status: "running", report_json: JSON.stringify(report) })));
 }
 
 export interface RunReport {
-  kind: "legacy-state";
+  kind: "legacy-state" | "skip";
   stateDir: string;
   backupPath: string | null;
   backupSkipped: boolean;
@@ -136,31 +149,51 @@ export interface RunReport {
   warnings: string[];
   totals: MigrationRunResult["totals"];
   error?: string;
+  /** Closed by a later run: it was killed (or rolled back) while `running`. */
+  interrupted?: boolean;
 }
 
-export function finishRun(db: GlobalDatabase, result: MigrationRunResult, report: RunReport): void {
+/** Records the run's end; inserts the row when the run stopped before it started (e.g. the backup failed). */
+export function finishRun(db: GlobalDatabase, result: Pick<MigrationRunResult, "runId" | "startedAt" | "finishedAt" | "status">, report: RunReport): void {
+  const values = { finished_at: result.finishedAt, status: result.status, report_json: JSON.stringify(report) };
   db.immediate(() =>
     db.run(
       db.q
-        .updateTable("migration_runs")
-        .set({ finished_at: result.finishedAt, status: result.status, report_json: JSON.stringify(report) })
-        .where("id", "=", result.runId),
+        .insertInto("migration_runs")
+        .values({ id: result.runId, started_at: result.startedAt, ...values })
+        .onConflict((oc) => oc.column("id").doUpdateSet(values)),
     ),
   );
 }
 
-/** Runs left `running` by a killed process: only called under the maintenance lease, so none is alive. */
+/** The archive a run recorded (while running or after), or null. */
+export function findRunBackupPath(db: GlobalDatabase, runId: string): string | null {
+  const row = db.first(db.q.selectFrom("migration_runs").select("report_json").where("id", "=", runId));
+  const report = parseRunReport(row?.report_json ?? null);
+  return typeof report.backupPath === "string" ? report.backupPath : null;
+}
+
+export function parseRunReport(json: string | null): Partial<RunReport> {
+  if (!json) return {};
+  try {
+    const parsed = JSON.parse(json) as unknown;
+    return typeof parsed === "object" && parsed !== null ? (parsed as Partial<RunReport>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Runs left `running` by a killed process: only called under the maintenance lease, so none is alive. Their backup link is kept. */
 export function closeInterruptedRuns(db: GlobalDatabase, now: number): string[] {
-  const stale = db.all(db.q.selectFrom("migration_runs").select("id").where("status", "=", "running"));
+  const stale = db.all(db.q.selectFrom("migration_runs").select(["id", "report_json"]).where("status", "=", "running"));
   if (stale.length === 0) return [];
-  db.immediate(() =>
-    db.run(
-      db.q
-        .updateTable("migration_runs")
-        .set({ status: "failed", finished_at: now, report_json: JSON.stringify({ kind: "legacy-state", error: "interrupted before it finished; the next run completed its work" }) })
-        .where("status", "=", "running"),
-    ),
-  );
+  db.immediate(() => {
+    for (const row of stale) {
+      const report = { kind: "legacy-state", ...parseRunReport(row.report_json), interrupted: true, error: "interrupted before it finished; the next run completed its work" };
+      delete (report as { phase?: unknown }).phase;
+      db.run(db.q.updateTable("migration_runs").set({ status: "failed", finished_at: now, report_json: JSON.stringify(report) }).where("id", "=", row.id));
+    }
+  });
   return stale.map((r) => r.id);
 }
 

@@ -1,8 +1,9 @@
 // `migrate history`: the runs recorded in migration_runs, each with the per-source outcomes of its report.
 import fs from "node:fs";
+import { listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase } from "../state/state-databases.js";
-import { countRuns, listRuns, type RunReport } from "./ledger.js";
+import { countRuns, listRuns, parseRunReport } from "./ledger.js";
 import type { RunTotals, SourceOutcome } from "./types.js";
 
 export interface MigrationHistoryOptions {
@@ -13,10 +14,22 @@ export interface MigrationHistoryOptions {
 
 export interface MigrationHistoryRun {
   id: string;
+  /** `kind: "skip"` for `migrate skip` records. */
+  kind: string;
+  /**
+   * The recorded status, except `interrupted` for a row still `running` while no live maintenance lease
+   * exists (the process was killed, or the state was rolled back to an archive taken during the run).
+   */
   status: string;
+  /** What migration_runs.status says. */
+  recordedStatus: string;
+  /** The run did not finish: killed, or closed by a later run that completed its work. */
+  interrupted: boolean;
   startedAt: number;
   finishedAt: number | null;
   backupPath: string | null;
+  /** The run names an archive that is no longer on disk (pruned, moved, deleted). */
+  backupMissing: boolean;
   backupSkipped: boolean;
   replanned: boolean;
   totals: RunTotals | null;
@@ -34,15 +47,6 @@ export interface MigrationHistoryResult {
   runs: MigrationHistoryRun[];
 }
 
-function parseReport(json: string | null): Partial<RunReport> {
-  if (!json) return {};
-  try {
-    return JSON.parse(json) as Partial<RunReport>;
-  } catch {
-    return {};
-  }
-}
-
 /** Read-only: a missing global database means no runs yet. */
 export function migrationHistory(options: MigrationHistoryOptions): MigrationHistoryResult {
   const { paths } = options;
@@ -51,24 +55,32 @@ export function migrationHistory(options: MigrationHistoryOptions): MigrationHis
   const db = openGlobalDatabase(paths, { mode: "read" });
   try {
     const rows = listRuns(db, options.limit ?? 20);
+    // A `running` row is live only while some process holds the maintenance lease (every run holds it).
+    const liveMaintenance = listLeases(db).some((l) => l.scope === MAINTENANCE_SCOPE && l.live);
     return {
       ...base,
       total: countRuns(db),
       runs: rows.map((row) => {
-        const report = parseReport(row.report_json);
+        const report = parseRunReport(row.report_json);
+        const abandoned = row.status === "running" && !liveMaintenance;
+        const backupPath = typeof report.backupPath === "string" ? report.backupPath : null;
         return {
           id: row.id,
-          status: row.status,
+          kind: report.kind ?? "legacy-state",
+          status: abandoned ? "interrupted" : row.status,
+          recordedStatus: row.status,
+          interrupted: abandoned || report.interrupted === true,
           startedAt: row.started_at,
           finishedAt: row.finished_at,
-          backupPath: report.backupPath ?? null,
+          backupPath,
+          backupMissing: backupPath !== null && !fs.existsSync(backupPath),
           backupSkipped: report.backupSkipped ?? false,
           replanned: report.replanned ?? false,
           totals: report.totals ?? null,
           sources: report.sources ?? [],
           changes: report.changes ?? [],
           warnings: report.warnings ?? [],
-          ...(report.error ? { error: report.error } : {}),
+          ...(report.error ? { error: report.error } : abandoned ? { error: "interrupted: no process is running it (killed, or the state was rolled back to an archive taken during the run); the next `doctor --fix` closes it" } : {}),
         };
       }),
     };
