@@ -75,7 +75,8 @@ export function registerDoctorCommand(program: Command, host: CliHost): void {
           return ctx.output.confirm("Apply these repairs?");
         },
       }).finally(() => spinner?.stop());
-      renderDoctor(ctx.output, result);
-      host.setExitCode(doctorExitCode(result, opts.strict));
+      const exitCode = doctorExitCode(result, opts.strict);
+      renderDoctor(ctx.output, result, exitCode);
+      host.setExitCode(exitCode);
     });
 }

@@ -7,6 +7,12 @@ export interface MigrateHistoryCommandOptions {
   limit: string;
 }
 
+export interface MigrateSkipCommandOptions {
+  reason?: string;
+  dryRun: boolean;
+  force: boolean;
+}
+
 export function registerMigrateCommand(program: Command, host: CliHost): void {
   const migrate = program
     .command("migrate")
@@ -45,6 +51,24 @@ export function registerMigrateCommand(program: Command, host: CliHost): void {
         import("../render/migration-render.js"),
       ]);
       renderMigrateHistory(ctx.output, migrationHistory({ paths: ctx.paths, limit }));
+      host.setExitCode(0);
+    });
+  migrate
+    .command("skip")
+    .description("set one legacy file aside (moved under <stateDir>/migrated/<run id>/skipped/, recorded in the ledger) so `doctor --fix` stops trying it")
+    .argument("<path>", "the file as `migrate plan` prints it (relative to the state dir) or an absolute path")
+    .option("--reason <text>", "why it is set aside (required; kept in the ledger)")
+    .option("--dry-run", "say what would be moved, change nothing", false)
+    .option("--force", "take the state lease even if another live process holds it", false)
+    .addHelpText(
+      "after",
+      '\nExamples:\n  $ openclaw-state migrate skip agents/main/sessions/s-bad.jsonl --reason "corrupt since the 2025 disk failure"\n  $ openclaw-state migrate skip cache/models.json --reason "stale cache" --dry-run',
+    )
+    .action(async (target: string, opts: MigrateSkipCommandOptions, command: Command) => {
+      const ctx = createCommandContext(command, host);
+      if (opts.reason === undefined || opts.reason.trim() === "") throw new UsageError("migrate skip needs --reason <text>: the ledger records why the file was set aside (nothing was changed).");
+      const [{ migrateSkip }, { renderMigrateSkip }] = await Promise.all([import("../../migration/skip-source.js"), import("../render/migration-render.js")]);
+      renderMigrateSkip(ctx.output, migrateSkip({ paths: ctx.paths, target, reason: opts.reason, dryRun: opts.dryRun, force: opts.force }));
       host.setExitCode(0);
     });
 }

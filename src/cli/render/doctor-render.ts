@@ -12,9 +12,10 @@ function mark(output: Output, finding: Finding): string {
   return s.green("✓");
 }
 
-export function renderDoctor(output: Output, result: DoctorResult): void {
+/** `exitCode` is the one the command returns: `ok` in the JSON document always agrees with it. */
+export function renderDoctor(output: Output, result: DoctorResult, exitCode: number): void {
   if (output.json) {
-    output.writeJson(jsonEnvelope("doctor", result));
+    output.writeJson({ ...jsonEnvelope("doctor", result), ok: exitCode === 0, exitCode });
     return;
   }
   const s = output.style;

@@ -1,5 +1,8 @@
 // Renders migration plans, runs and history (shared by `doctor` and `migrate`), and migration progress text.
+import { describeEntry, entriesByClass, type LegacyInventory } from "../../migration/legacy-inventory.js";
+import type { LegacyClass } from "../../migration/legacy-paths.js";
 import type { MigrationHistoryResult } from "../../migration/migration-history.js";
+import type { SkipSourceResult } from "../../migration/skip-source.js";
 import type { MigrationPlan, MigrationProgress, MigrationRunResult, PlanAction, SourceKind, SourceOutcome } from "../../migration/types.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
@@ -14,13 +17,52 @@ const PHASE_LABEL: Record<MigrationProgress["phase"], string> = {
   record: "recording the run",
 };
 
+const BACKUP_STEP: Record<string, string> = { plan: "planning", snapshot: "snapshotting databases", archive: "archiving", finalize: "finishing", verify: "verifying" };
+
+/** "X of Y" only while X ≤ Y: a total that was an estimate (a database whose WAL holds most of it) is dropped, never exceeded. */
+function bytesOf(done: number, total: number): string {
+  return total > 0 && done <= total ? `${formatBytes(done)} of ${formatBytes(total)}` : formatBytes(done);
+}
+
 /** Spinner text: phase, sources done/total, bytes. */
 export function formatMigrationProgress(e: MigrationProgress): string {
   const label = PHASE_LABEL[e.phase];
-  if (e.phase === "backup") return e.bytesDone > 0 ? `${label}… ${formatBytes(e.bytesDone)}${e.bytesTotal > 0 ? ` of ${formatBytes(e.bytesTotal)}` : ""}` : `${label}…`;
+  if (e.phase === "backup") {
+    const step = e.step ? ` (${BACKUP_STEP[e.step] ?? e.step})` : "";
+    return e.bytesDone > 0 ? `${label}${step}… ${bytesOf(e.bytesDone, e.bytesTotal)}` : `${label}${step}…`;
+  }
   if (e.phase === "record") return `${label}…`;
-  const counts = e.total > 0 ? ` ${formatCount(e.done)}/${formatCount(e.total)} sources (${formatBytes(e.bytesDone)} of ${formatBytes(e.bytesTotal)})` : "";
+  const counts = e.total > 0 ? ` ${formatCount(Math.min(e.done, e.total))}/${formatCount(e.total)} sources (${bytesOf(e.bytesDone, e.bytesTotal)})` : "";
   return `${label}${counts}${e.current ? ` — ${e.current}` : ""}`;
+}
+
+const CLASS_TITLE: Record<LegacyClass, string> = {
+  imported: "imported by this tool",
+  core: "core legacy state this tool does not import",
+  plugin: "owned by a plugin's own migration",
+  discard: "cache, lock or temp file (the design deletes or ignores it)",
+  archived: "archived leftover (never imported)",
+  current: "current state",
+  special: "cannot be migrated as it is",
+  unknown: "unknown to OpenClaw's design",
+};
+
+export function classTitle(c: LegacyClass): string {
+  return CLASS_TITLE[c];
+}
+
+/** The not-imported part of the inventory, grouped by class (at most `limit` lines per class). */
+export function renderInventoryHuman(output: Output, inventory: LegacyInventory, limit: number): void {
+  const s = output.style;
+  const groups = entriesByClass(inventory);
+  if (groups.length === 0) return;
+  output.log(s.bold("Legacy files that will not be imported:"));
+  for (const [cls, list] of groups) {
+    output.log(`${s.yellow("!")} ${cls} — ${classTitle(cls)}: ${formatCount(inventory.counts[cls])} file(s)`);
+    for (const e of list.slice(0, limit)) output.log(s.dim(`    ${describeEntry(e)}`));
+    if (list.length > limit) output.log(s.dim(`    … and ${formatCount(list.length - limit)} more (--verbose lists all)`));
+  }
+  if (inventory.omitted > 0) output.log(s.dim(`  (${formatCount(inventory.omitted)} more entries not listed; --json has the counts)`));
 }
 
 const ACTIONS: PlanAction[] = ["import", "changed-since-import", "already-imported", "skip"];
@@ -43,9 +85,10 @@ export function renderPlanHuman(output: Output, plan: MigrationPlan): void {
     }
   }
   for (const x of plan.sources) {
-    const problem = (x.action === "skip" && x.attention) || x.notes.some((n) => n.startsWith("will fail"));
+    const problem = (x.action === "skip" && x.attention) || x.willFail !== undefined;
     if (!output.verbose && !problem) continue;
-    output.log(`  ${x.action === "skip" ? s.dim(x.action) : x.action} ${x.relativePath} ${s.dim(`(${formatBytes(x.sizeBytes)}, sha256 ${x.sha256?.slice(0, 12) ?? "-"}, → ${x.targetTables.join(", ")})`)}`);
+    const action = x.action === "skip" ? s.dim(x.action) : x.willFail ? s.red(`${x.action} (will fail)`) : x.action;
+    output.log(`  ${action} ${x.relativePath} ${s.dim(`(${formatBytes(x.sizeBytes)}, sha256 ${x.sha256?.slice(0, 12) ?? "-"}, → ${x.targetTables.join(", ")})`)}`);
     if (x.reason) output.log(s.dim(`      ${x.reason}`));
     for (const n of x.notes) output.log(s.dim(`      ${n}`));
   }
@@ -54,6 +97,11 @@ export function renderPlanHuman(output: Output, plan: MigrationPlan): void {
     if (output.verbose) for (const l of plan.leftovers) output.log(s.dim(`  ${l.relativePath} (${formatBytes(l.sizeBytes)})`));
   }
   for (const note of plan.notes) output.log(s.yellow(`! ${note}`));
+  if (plan.config.problem) output.log(s.yellow(`! config: ${plan.config.problem}`));
+  for (const k of plan.config.keys) output.log(`${k.blocked ? s.yellow("keep") : "rewrite"} config ${k.key} → ${k.replacement}${k.blocked ? s.dim(` (${k.blocked})`) : ""}`);
+  renderInventoryHuman(output, plan.inventory, output.verbose ? Infinity : 20);
+  const willFail = plan.sources.filter((x) => x.willFail).length;
+  if (willFail > 0) output.log(s.red(`${formatCount(willFail)} source(s) will fail as they are: fix them, or set them aside with \`openclaw-state migrate skip <path> --reason …\``));
   output.log(plan.pending ? "Run `openclaw-state doctor --fix` to apply this plan." : "Nothing to migrate.");
 }
 
@@ -100,9 +148,12 @@ export function renderMigrateHistory(output: Output, result: MigrationHistoryRes
   if (result.runs.length === 0) output.log("No migration runs recorded.");
   for (const run of result.runs) {
     const t = run.totals;
-    const counts = t ? `${t.imported} imported, ${t.alreadyImported} already imported, ${t.failed} failed, ${t.retired} retired` : run.error ?? "";
-    const backup = run.backupSkipped ? "NO BACKUP" : run.backupPath ? `backup ${run.backupPath}` : "no backup needed";
-    output.log(`${formatTime(run.startedAt)}  ${run.id}  ${run.status.padEnd(9)}  ${counts}  ${s.dim(backup)}`);
+    const counts = run.kind === "skip" ? `set aside ${run.sources.map((o) => o.relativePath).join(", ")}` : t ? `${t.imported} imported, ${t.alreadyImported} already imported, ${t.failed} failed, ${t.retired} retired` : run.error ?? "";
+    const backup = run.kind === "skip" ? "" : run.backupSkipped ? "NO BACKUP" : run.backupPath ? `backup ${run.backupPath}${run.backupMissing ? " (MISSING)" : ""}` : "no backup needed";
+    const status = run.status === "interrupted" ? s.red("interrupted") : run.status;
+    output.log(`${formatTime(run.startedAt)}  ${run.id}  ${status.padEnd(11)}  ${counts}  ${run.backupMissing ? s.yellow(backup) : s.dim(backup)}`);
+    if (run.status === "interrupted" && run.error) output.log(s.red(`    ${run.error}`));
+    if (run.backupMissing) output.log(s.yellow(`    the archive ${run.backupPath} is missing: this run can no longer be rolled back from it`));
     if (run.error && t) output.log(s.red(`    ${run.error}`));
     for (const o of run.sources) {
       if (!output.verbose && o.status !== "failed" && o.status !== "warning") continue;
@@ -111,4 +162,15 @@ export function renderMigrateHistory(output: Output, result: MigrationHistoryRes
     }
   }
   if (result.total > result.runs.length) output.log(s.dim(`(${result.total - result.runs.length} older run(s) not shown; --limit shows more)`));
+}
+
+export function renderMigrateSkip(output: Output, result: SkipSourceResult): void {
+  if (output.json) return output.writeJson(jsonEnvelope("migrate skip", { skip: result }));
+  const what = `${result.relativePath} (${result.kind})`;
+  if (result.dryRun) {
+    output.log(`Would set aside ${what} → ${result.movedTo} (reason: ${result.reason}); nothing was changed.`);
+    return;
+  }
+  output.log(`Set aside ${what} → ${result.movedTo}`);
+  output.log(`Recorded as run ${result.runId} (reason: ${result.reason}); \`migrate history\` lists it. Move the file back to have it planned again.`);
 }

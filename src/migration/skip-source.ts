@@ -1,0 +1,159 @@
+// `migrate skip <path> --reason …`: sets one legacy file aside under migrated/<run>/skipped/, recorded in the ledger.
+import fs from "node:fs";
+import path from "node:path";
+import { OperationError, UsageError } from "../core/errors.js";
+import { isPathInside, type StatePaths } from "../state/paths.js";
+import { acquireMaintenanceLease } from "../state/lease.js";
+import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { newRunId } from "./apply-migration.js";
+import { sha256Of } from "./json-source.js";
+import { hashFile } from "./line-stream.js";
+import { sourceRelativePath } from "./inventory.js";
+import { classifyPath, type PathClass } from "./legacy-inventory.js";
+import { finishRun, sourceKeyFor, writeSource } from "./ledger.js";
+import { detectSources } from "./plan-migration.js";
+import { retiredPath } from "./retire.js";
+import type { DetectedSource, RunTotals, SourceImporter, SourceOutcome } from "./types.js";
+import { ensurePrivateDir, fsyncDir } from "../state/private-fs.js";
+
+export interface SkipSourceOptions {
+  paths: StatePaths;
+  /** Open for writing with the maintenance lease held (not needed for a dry run). */
+  global?: GlobalDatabase;
+  /** As `migrate plan` prints it (relative to the state dir), or absolute. */
+  target: string;
+  reason: string;
+  dryRun?: boolean;
+}
+
+export interface SkipSourceResult {
+  runId: string | null;
+  dryRun: boolean;
+  path: string;
+  relativePath: string;
+  /** The importer kind when the file is a planned source, else its inventory class. */
+  kind: string;
+  class: PathClass["class"];
+  reason: string;
+  movedTo: string;
+}
+
+/** Relative paths are read as `migrate plan` prints them: relative to the state dir. */
+function resolveTarget(paths: StatePaths, root: string, target: string): string {
+  if (target.trim() === "") throw new UsageError("migrate skip needs the path of a legacy file (as `migrate plan` prints it).");
+  return path.isAbsolute(target) ? path.resolve(target) : path.resolve(root, target);
+}
+
+export function skipSource(options: SkipSourceOptions): SkipSourceResult {
+  const { paths } = options;
+  const reason = options.reason.trim();
+  if (reason === "") throw new UsageError("migrate skip needs --reason <text>: the ledger records why the file was set aside.");
+  const detection = detectSources(paths);
+  const root = detection.inv.root;
+  const abs = resolveTarget(paths, root, options.target);
+  const bySource = new Map<string, { importer: SourceImporter; source: DetectedSource }>(detection.detected.map((d) => [path.resolve(d.source.path), d]));
+  const cls = classifyPath(root, abs, new Set(bySource.keys()));
+  const shown = sourceRelativePath(root, abs);
+  if (cls.type === "missing") throw new OperationError("not_found", `${abs} does not exist; \`openclaw-state migrate plan\` lists the legacy files (nothing was changed).`, { path: abs });
+  const planned = bySource.get(abs);
+  if (!planned && !isPathInside(path.resolve(root), abs)) {
+    throw new OperationError("skip_outside", `${abs} is outside the state dir and is not a legacy source: migrate skip only sets aside legacy files (nothing was changed).`, { path: abs });
+  }
+  if (cls.class === "current") throw new OperationError("skip_current", `${shown} is current state (${cls.reason}), not a legacy file: it is not set aside (nothing was changed).`, { path: abs });
+  if (cls.class === "imported" && !planned) throw new OperationError("skip_current", `${shown} is not a legacy file (nothing was changed).`, { path: abs });
+  if (cls.class === "plugin") {
+    throw new OperationError("skip_plugin", `${shown} belongs to the ${cls.owner ?? "plugin"}'s own migration (${cls.reason}); setting it aside would hide it from that migration. Run \`openclaw doctor --fix\` with the plugin installed (nothing was changed).`, { path: abs });
+  }
+  if (cls.type === "dir") {
+    const holdsSources = [...bySource.keys()].some((p) => isPathInside(abs, p));
+    if (holdsSources) throw new OperationError("skip_dir", `${shown} is a directory holding legacy sources: skip its files one by one (nothing was changed).`, { path: abs });
+  }
+  const kind = planned ? planned.importer.kind : cls.class;
+  const runId = options.dryRun ? null : newRunId(Date.now());
+  const relative = planned ? planned.source.relativePath : shown;
+  const movedTo = retiredPath(paths.stateDir, runId ?? "<run id>", `skipped/${relative.replace(/^\/+/, "")}`);
+  const result: SkipSourceResult = { runId, dryRun: Boolean(options.dryRun), path: abs, relativePath: relative, kind, class: cls.class, reason, movedTo };
+  if (options.dryRun) return result;
+  if (!options.global) throw new Error("skipSource needs the global database unless dryRun");
+  const global = options.global;
+
+  // Hash, move, then record: the ledger only ever says what happened (a crash in between leaves the file
+  // under migrated/, unrecorded but never lost).
+  let sha256: string | null = null;
+  let sizeBytes = 0;
+  if (cls.type === "file") {
+    try {
+      ({ sha256, sizeBytes } = hashFile(abs));
+    } catch {
+      sizeBytes = fs.lstatSync(abs).size;
+    }
+  }
+  const mtimeMs = Math.trunc(fs.lstatSync(abs).mtimeMs);
+  ensurePrivateDir(path.dirname(movedTo));
+  try {
+    fs.renameSync(abs, movedTo);
+  } catch (error) {
+    throw new OperationError("skip_move_failed", `Cannot move ${abs} to ${movedTo} (${(error as Error).message}); nothing was changed.`, { path: abs, cause: error });
+  }
+  fsyncDir(path.dirname(movedTo));
+  fsyncDir(path.dirname(abs));
+  const startedAt = Date.now();
+  const targetTable = planned ? planned.importer.targetTable : cls.target ?? "";
+  const outcome: SourceOutcome = {
+    kind: (planned ? planned.importer.kind : kind) as SourceOutcome["kind"],
+    agentId: planned?.source.agentId ?? null,
+    path: abs,
+    relativePath: relative,
+    sizeBytes,
+    mtimeMs,
+    sha256,
+    targetTable,
+    action: "skip",
+    status: "skipped",
+    reason: `set aside by migrate skip: ${reason}`,
+    warnings: [],
+    notes: [],
+    retired: "moved",
+    retiredTo: movedTo,
+  };
+  const totals: RunTotals = { sources: 1, imported: 0, alreadyImported: 0, failed: 0, skipped: 1, retired: 1, records: 0, bytes: 0 };
+  const report = { kind: "skip" as const, stateDir: paths.stateDir, backupPath: null, backupSkipped: false, replanned: false, plan: null, sources: [outcome], changes: [`set aside ${relative} → ${movedTo}`], warnings: [], totals };
+  finishRun(global, { runId: runId!, startedAt, finishedAt: startedAt, status: "completed" }, report);
+  writeSource(global, {
+    key: sourceKeyFor(outcome.kind, relative, targetTable, sha256 ?? sha256Of(`unreadable:${relative}`), sizeBytes),
+    kind: outcome.kind,
+    relativePath: relative,
+    targetTable,
+    sha256,
+    sizeBytes,
+    records: null,
+    runId: runId!,
+    status: "skipped",
+    importedAt: null,
+    removed: true,
+    report: { ...outcome, mtime: new Date(outcome.mtimeMs).toISOString() },
+  });
+  return result;
+}
+
+export interface MigrateSkipOptions extends Omit<SkipSourceOptions, "global"> {
+  /** Take the maintenance lease even when another live process holds it. */
+  force?: boolean;
+}
+
+/** Validates first (nothing is created for a refused path), then skips under the maintenance lease. */
+export function migrateSkip(options: MigrateSkipOptions): SkipSourceResult {
+  const checked = skipSource({ ...options, dryRun: true });
+  if (options.dryRun) return checked;
+  const global = openGlobalDatabase(options.paths, { mode: "write", create: true });
+  try {
+    const lease = acquireMaintenanceLease(global, { command: "migrate skip", force: options.force });
+    try {
+      return skipSource({ ...options, global, dryRun: false });
+    } finally {
+      lease.release();
+    }
+  } finally {
+    global.close();
+  }
+}
