@@ -27,7 +27,7 @@ describe("doctor shows the legacy plan", () => {
   it("read-only doctor, migrate plan and migrate history leave the tree byte-for-byte unchanged", async () => {
     const { env, stateDir, paths } = makeTempState("migration/corrupt-middle-line");
     // A half-migrated tree: a database, a ledger with a failed source, a file left in place.
-    expect((await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], env)).code).toBe(0);
+    expect((await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], env)).code).toBe(1);
     expect(fs.existsSync(path.join(stateDir, "agents/main/sessions/s-bad.jsonl"))).toBe(true);
     const before = snapshotTree(path.dirname(stateDir));
     for (const args of [["doctor"], ["doctor", "--json", "--verbose"], ["doctor", "--deep"], ["migrate", "plan"], ["migrate", "plan", "--json"], ["migrate", "history", "--verbose"]]) {
@@ -89,10 +89,10 @@ describe("doctor --fix applies the migration", () => {
     expect(fs.existsSync(path.join(stateDir, "agents/main/sessions"))).toBe(false);
   });
 
-  it("ends a run with a failed source as warning (exit 0; 1 with --strict) and keeps reporting the file", async () => {
+  it("ends a run with a failed source as warning, exits 1 (partial success is not success) and keeps reporting the file", async () => {
     const { env } = makeTempState("migration/corrupt-middle-line");
     const run = await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], env);
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/Migration run \S+: warning/);
     expect(run.stdout).toMatch(/✗ failed +agents\/main\/sessions\/s-bad\.jsonl/);
     expect(run.stdout).toMatch(/s-bad\.jsonl:3: invalid JSON/);

@@ -45,8 +45,9 @@ describe("planted secrets", () => {
     for (const args of [["doctor"], ["doctor", "--verbose"], ["doctor", "--json"], ["doctor", "--json", "--verbose"], ["migrate", "plan"], ["migrate", "plan", "--verbose"], ["migrate", "plan", "--json"]]) {
       expect(await run(args), args.join(" ")).toBeLessThanOrEqual(1);
     }
-    expect(await run(["doctor", "--fix", "--yes"])).toBe(0);
-    expect(await run(["doctor", "--fix", "--yes", "--json", "--no-backup"])).toBe(0);
+    // The malformed credential files fail (by design): partial success exits 1.
+    expect(await run(["doctor", "--fix", "--yes"])).toBe(1);
+    expect(await run(["doctor", "--fix", "--yes", "--json", "--no-backup"])).toBe(1);
     for (const args of [["doctor", "--verbose"], ["migrate", "history", "--verbose"], ["migrate", "history", "--json"]]) await run(args);
 
     // The planted files were read: the secret is in the database it was imported into.
@@ -65,7 +66,8 @@ describe("planted secrets", () => {
     const { env, stateDir, paths } = makeTempState("migration/auth");
     const secret = plantSecrets(stateDir);
     const fix = await runBin(["doctor", "--fix", "--yes", "--no-backup", "--json", "--verbose"], env);
-    expect(fix.code).toBe(0);
+    expect(fix.code).toBe(1); // the malformed files fail, by design
+    expect(JSON.parse(fix.stdout).ok).toBe(false);
     const history = await runBin(["migrate", "history", "--json"], env);
     expect(`${fix.stdout}${fix.stderr}${history.stdout}${history.stderr}`).not.toContain(secret);
     expect(JSON.parse(fix.stdout).migration.run.sources.length).toBeGreaterThan(0);

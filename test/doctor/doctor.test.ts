@@ -114,7 +114,8 @@ describe("doctor", () => {
     fs.chmodSync(script, 0o755);
     fs.chmodSync(path.join(stateDir, "agents"), 0o755);
     const result = await runDoctor({ paths });
-    expect(ids(result)).toEqual(["modes.loose"]);
+    // hooks.sh is no file of OpenClaw's design: reported as unknown as well.
+    expect(ids(result)).toEqual(["legacy.unknown", "modes.loose"]);
     expect(result.findings[result.findings.length - 1]!.detail).toContain("0755");
     await runDoctor({ paths, fix: true });
     expect(modeOf(script)).toBe(0o700);

@@ -25,8 +25,8 @@ describe("crash safety", () => {
     const t0 = Date.now();
     const ref = await runBin(ARGS, reference.env);
     const fullMs = Date.now() - t0;
-    expect(ref.code).toBe(0);
-    expect(JSON.parse(ref.stdout).migration.run.status).toBe("warning"); // the corrupt files stay, by design
+    expect(ref.code).toBe(1); // the corrupt files fail and stay, by design: exit 1
+    expect(JSON.parse(ref.stdout).migration.run.status).toBe("warning");
     const expected = dumpState(resolveStatePaths({ env: reference.env }));
 
     const crashed = corpus();
@@ -43,7 +43,8 @@ describe("crash safety", () => {
     }
     expect(kills.filter((k) => k > 0).length, "at least one run must really be killed").toBeGreaterThan(0);
     const final = await runBin(ARGS, crashed.env);
-    expect(final.code, `seed ${seed}, kills ${kills.join(",")}: ${final.stderr}`).toBe(0);
+    expect(final.code, `seed ${seed}, kills ${kills.join(",")}: ${final.stderr}`).toBe(1);
+    expect(JSON.parse(final.stdout).migration.run.totals.failed, final.stderr).toBe(JSON.parse(ref.stdout).migration.run.totals.failed);
     expect(dumpState(resolveStatePaths({ env: crashed.env })), `seed ${seed}, kills at ${kills.join(", ")} ms`).toEqual(expected);
     expect(assertNothingRetiredWithoutRows(crashed.stateDir)).toBe(assertNothingRetiredWithoutRows(reference.stateDir));
     expect(retiredNames(crashed.stateDir)).toEqual(retiredNames(reference.stateDir));
