@@ -1,5 +1,8 @@
 // Storage checks: state dir, global and agent databases (openable, schema, integrity) and the agent registry.
 import fs from "node:fs";
+import path from "node:path";
+import { tryNormalizeAgentId } from "../../state/agent-id.js";
+import { agentDbPath } from "../../state/paths.js";
 import type { AgentDB } from "../../state/generated/agent-db.js";
 import type { GlobalDB } from "../../state/generated/global-db.js";
 import { probeDatabase, type DatabaseProbe } from "../../state/probe.js";
@@ -85,6 +88,19 @@ export const storageCheck: DoctorCheck = {
         }
       }
       for (const row of registry) {
+        // A copied or moved state dir keeps the original's absolute paths: this state's database is the one to use.
+        const expected = tryNormalizeAgentId(row.agent_id) === row.agent_id ? agentDbPath(paths, row.agent_id) : null;
+        if (expected !== null && path.resolve(row.path) !== path.resolve(expected)) {
+          const agentId = row.agent_id;
+          if (fs.existsSync(expected)) {
+            findings.push({ id: "registry.foreign-path", severity: "warning", title: `Registry row for agent "${agentId}" points at ${row.path}, not at this state dir's database (a copied or moved state dir?)`, path: expected, fix: "`doctor --fix` points it at this state dir's database." });
+            repairs.push({ id: "registry.repoint", description: `point agent "${agentId}" in agent_databases at ${expected}`, order: 10, apply: (rctx) => registerAgentDatabase(rctx.global, agentId, expected) });
+          } else {
+            findings.push({ id: "registry.foreign-path", severity: "warning", title: `Registry row for agent "${agentId}" points at ${row.path}, outside this state dir, and this state dir has no database for it`, path: row.path, fix: "`doctor --fix` removes the row (the file it names is left alone)." });
+            repairs.push({ id: "registry.unregister", description: `remove the registry row for agent "${agentId}" that points outside the state dir`, order: 10, apply: (rctx) => unregisterAgentDatabase(rctx.global, agentId) });
+          }
+          continue;
+        }
         if (!fs.existsSync(row.path)) {
           findings.push({ id: "registry.missing-file", severity: "warning", title: `Registry row for agent "${row.agent_id}" points at a missing file`, path: row.path, fix: "`doctor --fix` removes the stale registry row." });
           repairs.push({ id: "registry.unregister", description: `remove the stale registry row for agent "${row.agent_id}"`, order: 10, apply: (rctx) => unregisterAgentDatabase(rctx.global, row.agent_id) });
