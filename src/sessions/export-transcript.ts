@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError } from "../core/errors.js";
 import { fsyncDir, pathExists, PRIVATE_FILE_MODE } from "../state/private-fs.js";
+import { assertNotLegacyDestination } from "../migration/export-guard.js";
 import type { StatePaths } from "../state/paths.js";
 import type { AgentDatabase } from "../state/state-databases.js";
 import { readTranscriptEvents, TRANSCRIPT_MAX_BYTES_CAP, TRANSCRIPT_MAX_EVENTS_CAP, type TranscriptEvent } from "../state/transcript-reader.js";
@@ -27,8 +28,12 @@ export interface ExportTranscriptResult {
   bytes: number;
 }
 
-/** Refuses an existing target before anything is read, and again atomically when the file is published. */
-export function assertExportTarget(file: string): void {
+/**
+ * Refuses an existing target before anything is read, and again atomically when the file is published; with
+ * `paths`, also a target the next `doctor --fix` would import as legacy state (a session folder, a legacy name).
+ */
+export function assertExportTarget(file: string, paths?: StatePaths): void {
+  if (paths) assertNotLegacyDestination(paths, file);
   if (pathExists(file)) {
     throw new OperationError("export_exists", `Export target ${file} already exists; choose another --export path (nothing was written).`, { path: file });
   }
@@ -40,7 +45,7 @@ export function assertExportTarget(file: string): void {
 
 export function exportTranscript(options: ExportTranscriptOptions): ExportTranscriptResult {
   const file = options.file;
-  assertExportTarget(file);
+  assertExportTarget(file, options.paths);
   const dir = path.dirname(file);
   const temp = path.join(dir, `.${path.basename(file)}.tmp-${crypto.randomBytes(6).toString("hex")}`);
   const fd = fs.openSync(temp, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, PRIVATE_FILE_MODE);

@@ -102,7 +102,7 @@ export function showSession(options: ShowSessionOptions): ShowSessionResult {
   }
   const ref = options.ref.trim();
   if (ref === "") throw new UsageError("Name the session to show: a session key or id (for example `sessions show agent:main:main`).");
-  if (options.exportPath) assertExportTarget(options.exportPath);
+  if (options.exportPath) assertExportTarget(options.exportPath, options.paths);
 
   const dbPath = agentDbPath(options.paths, agentId);
   if (!fs.existsSync(dbPath)) {
@@ -136,7 +136,7 @@ export function showSession(options: ShowSessionOptions): ShowSessionResult {
         events: lastEvents(db, agentId, match.sessionId, requested, maxBytes),
       };
       if (options.exportPath) {
-        result.export = exportTranscript({ db, agentId, sessionId: match.sessionId, file: options.exportPath });
+        result.export = exportTranscript({ db, paths: options.paths, agentId, sessionId: match.sessionId, file: options.exportPath });
       }
       return result;
     } finally {
