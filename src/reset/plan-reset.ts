@@ -180,7 +180,7 @@ function addAgentDatabases(b: PlanBuilder, paths: StatePaths, registry: readonly
 function addLegacySessions(b: PlanBuilder, paths: StatePaths): void {
   for (const dir of discoverAgentDirs(paths, { all: true })) {
     const sessions = path.join(paths.agentsDir, dir.dirName, "sessions");
-    if (entryType(sessions) !== null) b.target(sessions, "legacy-sessions", "legacy sessions dir (file-era sessions.json and transcripts)", paths.stateDir);
+    if (entryType(sessions) !== null) b.target(sessions, "legacy-sessions", "legacy sessions dir (file-era session index and transcripts)", paths.stateDir);
   }
 }
 

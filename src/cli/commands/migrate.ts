@@ -62,7 +62,7 @@ export function registerMigrateCommand(program: Command, host: CliHost): void {
     .option("--force", "take the state lease even if another live process holds it", false)
     .addHelpText(
       "after",
-      '\nExamples:\n  $ openclaw-state migrate skip agents/main/sessions/s-bad.jsonl --reason "corrupt since the 2025 disk failure"\n  $ openclaw-state migrate skip cache/models.json --reason "stale cache" --dry-run',
+      '\nExamples:\n  $ openclaw-state migrate skip agents/main/sessions/s-bad.jsonl --reason "corrupt since the 2025 disk failure"\n  $ openclaw-state migrate skip cache/openrouter.json --reason "stale cache" --dry-run',
     )
     .action(async (target: string, opts: MigrateSkipCommandOptions, command: Command) => {
       const ctx = createCommandContext(command, host);
