@@ -1,5 +1,6 @@
 // Read-only inventory of every database: sizes, schema, row counts, integrity, leases, last runs.
 import fs from "node:fs";
+import path from "node:path";
 import type { AgentDB } from "../state/generated/agent-db.js";
 import type { GlobalDB } from "../state/generated/global-db.js";
 import { listLeases, type LeaseInfo } from "../state/lease.js";
@@ -7,6 +8,8 @@ import type { StatePaths } from "../state/paths.js";
 import { probeDatabase, type DatabaseProbe } from "../state/probe.js";
 import { discoverAgentDirs, listRegisteredAgents, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { agentSessionStats, type AgentSessionStats } from "../sessions/session-stats.js";
+import { takeLegacyInventory, type LegacyInventory } from "../migration/legacy-inventory.js";
+import { detectSources } from "../migration/plan-migration.js";
 
 export interface InspectOptions {
   paths: StatePaths;
@@ -42,6 +45,16 @@ export interface InspectResult {
   leases: LeaseInfo[];
   lastMigrationRuns: MigrationRunSummary[];
   lastBackupRuns: BackupRunSummary[];
+  /** Legacy files left in the state dir: `sources` wait for `doctor --fix`; `inventory` names what will not be imported. */
+  legacy: { sources: number; inventory: LegacyInventory } | null;
+}
+
+/** The legacy part of the state (directory listings only: nothing is hashed or opened). */
+function legacySummary(paths: StatePaths): InspectResult["legacy"] {
+  if (!dirExists(paths.stateDir)) return null;
+  const { inv, detected } = detectSources(paths);
+  const inventory = takeLegacyInventory({ paths, root: inv.root, detected: new Set(detected.map((d) => path.resolve(d.source.path))) });
+  return { sources: detected.length, inventory };
 }
 
 interface GlobalExtra {
@@ -112,6 +125,7 @@ export function inspectState(options: InspectOptions): InspectResult {
     leases: extra?.leases ?? [],
     lastMigrationRuns: extra?.migrations ?? [],
     lastBackupRuns: extra?.backups ?? [],
+    legacy: legacySummary(paths),
   };
 }
 

@@ -202,6 +202,9 @@ export function removeProp(text: string, parent: Extract<SpanNode, { kind: "obje
     if (text[k] === "\n") k += 1;
     return { start: ls, end: k, text: "" };
   }
+  // Inline: `{ a: 1, b: 2 }` loses `a: 1, ` (the spaces after its comma), a lone `{ a: 1 }` becomes `{ }`.
+  if (end > prop.value.end) while (text[end] === " " || text[end] === "\t") end += 1;
+  else if (start === prop.keyStart) while (start > 0 && (text[start - 1] === " " || text[start - 1] === "\t")) start -= 1;
   return { start, end, text: "" };
 }
 

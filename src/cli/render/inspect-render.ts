@@ -4,6 +4,7 @@ import { describeLease } from "../../state/lease.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 import { formatBytes, formatCount, formatTime } from "./format.js";
+import { renderInventoryHuman } from "./migration-render.js";
 
 export function inspectExitCode(result: InspectResult): number {
   return result.databases.some((d) => d.status !== "ok" || d.integrity === "failed") ? 1 : 0;
@@ -48,4 +49,10 @@ export function renderInspect(output: Output, result: InspectResult): void {
   output.log(m ? `Last migration: ${m.id} ${m.status} at ${formatTime(m.startedAt)}` : "Last migration: none");
   const b = result.lastBackupRuns[0];
   output.log(b ? `Last backup: ${b.status} at ${formatTime(b.createdAt)} ${b.archivePath ?? ""}` : "Last backup: none");
+  if (result.legacy) {
+    const { sources, inventory } = result.legacy;
+    const left = inventory.entries.length + inventory.omitted;
+    output.log(sources > 0 ? `Legacy sources: ${formatCount(sources)} waiting for \`openclaw-state doctor --fix\`` : "Legacy sources: none");
+    if (left > 0) renderInventoryHuman(output, inventory, output.verbose ? Infinity : 20);
+  }
 }

@@ -1,0 +1,168 @@
+// One file of every class (fixtures/migration/kitchen-sink): doctor names each file it will not import, --fix imports the rest.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { makeTempState, repoRoot, runBin } from "../helpers/temp-state.js";
+
+/**
+ * The expected class of every path of the fixture (plus the special entries the test adds). `imported` means
+ * an importer of the registry picks it up; the lead moves rows to `imported` as importers are added (pairing,
+ * node.json, push, APNs, media, ACP ledger, voicewake, binding approvals, sidecars).
+ */
+const EXPECTED: Record<string, string> = {
+  // imported by this tool
+  "agents/main/sessions/sessions.json": "imported",
+  "agents/main/sessions/s-main.jsonl": "imported",
+  "agents/main/sessions/s-ops.jsonl": "imported",
+  "agents/main/agent/auth-profiles.json": "imported",
+  "agents/main/agent/models.json": "imported",
+  "audit/crestodian.jsonl": "imported",
+  "bindings/current-conversations.json": "imported",
+  "commitments.json": "imported",
+  "credentials/oauth.json": "imported",
+  "cron/jobs.json": "imported",
+  "cron/runs/daily-brief.jsonl": "imported",
+  "delivery-queue/d-1.json": "imported",
+  "devices/paired.json": "imported",
+  "exec-approvals.json": "imported",
+  "gateway-instance-id": "imported",
+  "identity/device.json": "imported",
+  "logs/config-audit.jsonl": "imported",
+  "logs/config-health.json": "imported",
+  "nodes/paired.json": "imported",
+  "plugins/installs.json": "imported",
+  "sandbox/containers.json": "imported",
+  "settings/tts.json": "imported",
+  "subagents/runs.json": "imported",
+  "tui/last-session.json": "imported",
+  "update-check.json": "imported",
+  "workspace/.openclaw/workspace-state.json": "imported",
+  // core legacy state without an importer in this branch
+  "acp/event-ledger.json": "core",
+  "agents/main/sessions/s-main.acp-stream.jsonl": "core",
+  "agents/main/sessions/s-main.trajectory.jsonl": "core",
+  "credentials/telegram-allowFrom.json": "core",
+  "credentials/telegram-pairing.json": "core",
+  "media": "core",
+  "node.json": "core",
+  "plugin-binding-approvals.json": "core",
+  "push/apns-registrations.json": "core",
+  "push/vapid-keys.json": "core",
+  "push/web-push-subscriptions.json": "core",
+  "settings/voicewake-routing.json": "core",
+  "settings/voicewake.json": "core",
+  // owned by plugins' own migrations
+  "matrix": "plugin",
+  "msteams-conversations.json": "plugin",
+  "telegram": "plugin",
+  "voice-call/calls.jsonl": "plugin",
+  "workspace/.openclaw-wiki": "plugin",
+  "workspace/memory/.dreams": "plugin",
+  // cache, lock, temp, never-shipped sidecar
+  "agents/main/sessions/s-main.jsonl.lock": "discard",
+  "cache": "discard",
+  "gateway.1a2b3c.lock": "discard",
+  "plugin-state/state.sqlite": "discard",
+  // archived leftover
+  "agents/main/sessions/s-main-old.jsonl.reset.2025-12-31T00-00-00.000Z": "archived",
+  // current state
+  "openclaw.json": "current",
+  "extensions": "current",
+  "logs": "current",
+  "workspace": "current",
+  "credentials": "current",
+  // unknown
+  "notes.txt": "unknown",
+  // added by the test: a symlink on a legacy path and a FIFO where a legacy file is expected
+  "agents/work/sessions": "special",
+  "devices/pending.json": "special",
+};
+
+/** Every file the fixture holds, as a path relative to the state dir. */
+function fixtureFiles(dir: string, rel = ""): string[] {
+  return fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).flatMap((e) => {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    return e.isDirectory() ? fixtureFiles(dir, r) : [r];
+  });
+}
+
+/** The class the expectation gives a file: its own row, else the row of the closest directory that has one. */
+function expectedFor(file: string): string | undefined {
+  for (let p = file; p !== "."; p = path.posix.dirname(p)) if (EXPECTED[p]) return EXPECTED[p];
+  return undefined;
+}
+
+function kitchenSink(): ReturnType<typeof makeTempState> {
+  const state = makeTempState("migration/kitchen-sink");
+  const outside = path.join(state.root, "elsewhere", "sessions");
+  fs.mkdirSync(outside, { recursive: true });
+  fs.writeFileSync(path.join(outside, "s-x.jsonl"), '{"type":"session","version":3,"id":"s-x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n');
+  fs.mkdirSync(path.join(state.stateDir, "agents/work"), { recursive: true });
+  fs.symlinkSync(outside, path.join(state.stateDir, "agents/work/sessions"));
+  expect(spawnSync("mkfifo", [path.join(state.stateDir, "devices/pending.json")]).status).toBe(0);
+  return state;
+}
+
+interface JsonEntry {
+  relativePath: string;
+  class: string;
+  reason: string;
+}
+
+beforeAll(() => {
+  execFileSync("npm", ["run", "build", "--silent"], { cwd: repoRoot });
+});
+
+describe("kitchen sink", () => {
+  it("every file of the fixture has an expected class (the list above covers the fixture)", () => {
+    const dir = path.join(repoRoot, "fixtures/migration/kitchen-sink");
+    const missing = fixtureFiles(dir).filter((f) => expectedFor(f) === undefined);
+    expect(missing).toEqual([]);
+  });
+
+  it("migrate plan --json classifies every path as expected; doctor names each one that will not be imported", async () => {
+    const { env, stateDir } = kitchenSink();
+    const plan = await runBin(["migrate", "plan", "--json"], env, { timeoutMs: 30_000 });
+    expect(plan.code, plan.stderr).toBe(0);
+    const doc = JSON.parse(plan.stdout).plan;
+    const got: Record<string, string> = {};
+    for (const s of doc.sources as Array<{ relativePath: string }>) got[s.relativePath] = "imported";
+    for (const e of [...doc.inventory.entries, ...doc.inventory.current] as JsonEntry[]) got[e.relativePath] = e.class;
+    for (const [p, cls] of Object.entries(EXPECTED)) expect(got[p], p).toBe(cls);
+    for (const f of fixtureFiles(stateDir)) expect(expectedFor(f), f).toBeDefined();
+    const special = (p: string): string => (doc.inventory.entries as JsonEntry[]).find((e) => e.relativePath === p)!.reason;
+    expect(special("agents/work/sessions")).toMatch(/symbolic link.*agent work's legacy sessions are not migrated/);
+    expect(special("devices/pending.json")).toMatch(/FIFO \(never opened\) where the legacy pending device pairings \(device-pairing\) is expected/);
+
+    const doctor = await runBin(["doctor"], env, { timeoutMs: 30_000 });
+    expect(doctor.code, doctor.stderr).toBe(0);
+    for (const [p, cls] of Object.entries(EXPECTED)) {
+      if (cls === "imported" || cls === "current") continue;
+      expect(doctor.stdout, `${p} (${cls})`).toContain(p);
+    }
+    expect(doctor.stdout).toMatch(/! \d+ core legacy file\(s\) this tool does not import yet/);
+    expect(doctor.stdout).toMatch(/! 6 legacy file\(s\) owned by plugins' own migrations .*Matrix.*Telegram/);
+    expect(doctor.stdout).not.toMatch(/No legacy state left/);
+  });
+
+  it("doctor --fix imports every imported-class file and leaves (and keeps reporting) the others", async () => {
+    const { env, stateDir } = kitchenSink();
+    const fix = await runBin(["doctor", "--fix", "--yes", "--json"], env, { timeoutMs: 60_000 });
+    expect(fix.code, fix.stderr).toBe(0);
+    const doc = JSON.parse(fix.stdout);
+    expect(doc.ok).toBe(true);
+    const imported = Object.entries(EXPECTED).filter(([, c]) => c === "imported").map(([p]) => p);
+    const outcomes = doc.migration.run.sources as Array<{ relativePath: string; status: string }>;
+    expect(outcomes.map((o) => o.relativePath).sort()).toEqual(imported.sort());
+    expect(outcomes.filter((o) => o.status === "failed")).toEqual([]);
+    for (const p of imported) expect(fs.existsSync(path.join(stateDir, p)), p).toBe(false);
+    for (const [p, cls] of Object.entries(EXPECTED)) {
+      if (cls !== "imported" && cls !== "current") expect(fs.existsSync(path.join(stateDir, p)) || fs.lstatSync(path.join(stateDir, p)).isSymbolicLink(), p).toBe(true);
+    }
+    const after = await runBin(["doctor", "--json"], env, { timeoutMs: 30_000 });
+    const left = (JSON.parse(after.stdout).migration.plan.inventory.entries as JsonEntry[]).map((e) => e.relativePath);
+    for (const [p, cls] of Object.entries(EXPECTED)) if (!["imported", "current"].includes(cls)) expect(left, p).toContain(p);
+  });
+});
