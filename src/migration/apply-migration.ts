@@ -66,6 +66,8 @@ interface RunState {
   outcomes: SourceOutcome[];
   progress: MigrationProgress;
   retire: RetireQueue;
+  /** The verified pre-migration archive of this run, once written. */
+  backupPath: string | null;
 }
 
 function outcomeOf(s: PlannedSource, status: SourceOutcome["status"], extra: Partial<SourceOutcome> = {}): SourceOutcome {
@@ -87,10 +89,11 @@ function outcomeOf(s: PlannedSource, status: SourceOutcome["status"], extra: Par
   };
 }
 
-function rowInput(runId: string, s: PlannedSource, outcome: SourceOutcome, status: LedgerStatus, counts: ImportCounts | null, importedAt: number | null, removed: boolean): SourceRowInput {
+function rowInput(runId: string, s: PlannedSource, outcome: SourceOutcome, status: LedgerStatus, counts: ImportCounts | null, importedAt: number | null, removed: boolean, archive?: string | null): SourceRowInput {
   const report: SourceReport = {
     ...outcome,
     mtime: new Date(s.mtimeMs).toISOString(),
+    ...(archive ? { backupPath: archive } : {}),
     ...(counts ? { counts: { records: counts.records, rows: counts.rows, skipped: counts.skipped, expect: counts.expect } } : {}),
   };
   return {
@@ -195,7 +198,8 @@ function processSource(state: RunState, agentDb: AgentDatabase | null, s: Planne
     const reason = describeError(error);
     const outcome = outcomeOf(s, "failed", { reason, notes });
     try {
-      writeSource(global, rowInput(state.runId, s, outcome, "failed", null, null, false));
+      // A failed attempt remembers the archive holding these bytes: retries of them need no new backup.
+      writeSource(global, rowInput(state.runId, s, outcome, "failed", null, null, false, state.backupPath ?? s.coveredByBackup));
     } catch (ledgerError) {
       outcome.warnings.push(`could not record the failure in the ledger: ${describeError(ledgerError)}`);
     }
@@ -210,7 +214,7 @@ function processSource(state: RunState, agentDb: AgentDatabase | null, s: Planne
     outcome.reason = `verification failed after commit: ${mismatch}; the source was left in place`;
     outcome.retired = null;
     delete outcome.retiredTo;
-    writeSource(global, rowInput(state.runId, s, outcome, "failed", counts, importedAt, false));
+    writeSource(global, rowInput(state.runId, s, outcome, "failed", counts, importedAt, false, state.backupPath ?? s.coveredByBackup));
     return outcome;
   }
   return state.retire.defer({ s, outcome, status, counts, importedAt, destination });
@@ -283,6 +287,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     outcomes: [],
     retire: new RetireQueue(global, (p) => writeSource(global, rowInput(runId, p.s, p.outcome, p.status, p.counts, p.importedAt, false))),
     progress: { phase: "import", done: 0, total: actionable.length, bytesDone: 0, bytesTotal: actionable.reduce((n, s) => n + s.sizeBytes, 0) },
+    backupPath: null,
   };
   let backupPath: string | null = null;
   let backupSkipped = false;
@@ -312,6 +317,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
           throw new Error(backupFailure(backupError));
         }
         backupPath = backup.archivePath;
+        state.backupPath = backupPath;
         warnings.push(...backup.warnings);
         changes.push(`verified pre-migration backup: ${backupPath}`);
       }

@@ -38,7 +38,7 @@ export function legacyDestinationReason(paths: StatePaths, file: string): string
   const ext = path.extname(target);
   for (const { importer, source } of detectSources(paths).detected) {
     if (realOr(path.dirname(source.path)) === path.dirname(target) && path.extname(source.path) === ext) {
-      return `${target} is beside legacy ${importer.label.many} (${source.relativePath}): the next \`doctor --fix\` would import it`;
+      return `${target} is beside ${importer.label.many} (${source.relativePath}): the next \`doctor --fix\` would import it`;
     }
   }
   return null;

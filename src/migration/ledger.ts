@@ -17,6 +17,8 @@ export type LedgerRow = Selectable<MigrationSourcesTable>;
 /** What a source's ledger row carries in report_json (no secrets: paths, sizes, hashes, counts, reasons). */
 export interface SourceReport extends SourceOutcome {
   mtime: string;
+  /** Failed attempts: the verified archive that holds the source's bytes (a retry needs no new backup). */
+  backupPath?: string;
   counts?: Pick<ImportCounts, "records" | "rows" | "skipped" | "expect">;
 }
 
@@ -164,6 +166,12 @@ export function finishRun(db: GlobalDatabase, result: Pick<MigrationRunResult, "
         .onConflict((oc) => oc.column("id").doUpdateSet(values)),
     ),
   );
+}
+
+/** The archive a failed source's row names, else the one its run recorded; null when neither. */
+export function failedSourceArchive(db: GlobalDatabase, row: LedgerRow): string | null {
+  const own = parseRunReport(row.report_json).backupPath;
+  return typeof own === "string" ? own : findRunBackupPath(db, row.last_run_id);
 }
 
 /** The archive a run recorded (while running or after), or null. */

@@ -10,7 +10,7 @@ import { IMPORTERS } from "./importers/index.js";
 import { compareText, takeInventory, type Inventory } from "./inventory.js";
 import { configuredMainKey, planConfig, readConfig } from "./legacy-config.js";
 import { takeLegacyInventory } from "./legacy-inventory.js";
-import { findLatestSourceByPath, findRunBackupPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
+import { failedSourceArchive, findLatestSourceByPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
 import type { DetectContext, DetectedSource, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceImporter, SourceInspection, SourceKind } from "./types.js";
 
 export interface PlanMigrationOptions {
@@ -183,7 +183,7 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
         const reason = failedReason(row.report_json);
         s.notes.push(`the previous attempt (run ${row.last_run_id}) failed${reason ? `: ${reason}` : ""}`);
         // The same bytes were archived before that attempt: a retry needs no new backup while that archive exists.
-        const archive = findRunBackupPath(ledger, row.last_run_id);
+        const archive = failedSourceArchive(ledger, row);
         if (archive && fs.existsSync(archive)) s.coveredByBackup = archive;
       }
       const earlier = findLatestSourceByPath(ledger, s.relativePath, s.kind);

@@ -62,7 +62,7 @@ export function skipSource(options: SkipSourceOptions): SkipSourceResult {
   if (cls.class === "current") throw new OperationError("skip_current", `${shown} is current state (${cls.reason}), not a legacy file: it is not set aside (nothing was changed).`, { path: abs });
   if (cls.class === "imported" && !planned) throw new OperationError("skip_current", `${shown} is not a legacy file (nothing was changed).`, { path: abs });
   if (cls.class === "plugin") {
-    throw new OperationError("skip_plugin", `${shown} belongs to the ${cls.owner ?? "plugin"}'s own migration (${cls.reason}); setting it aside would hide it from that migration. Run \`openclaw doctor --fix\` with the plugin installed (nothing was changed).`, { path: abs });
+    throw new OperationError("skip_plugin", `${shown} belongs to the ${cls.owner ?? "a"} plugin's own migration (${cls.reason}); setting it aside would hide it from that migration. Run \`openclaw doctor --fix\` with the plugin installed (nothing was changed).`, { path: abs });
   }
   if (cls.type === "dir") {
     const holdsSources = [...bySource.keys()].some((p) => isPathInside(abs, p));

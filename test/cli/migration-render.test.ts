@@ -12,6 +12,13 @@ describe("migration rendering", () => {
     expect(formatMigrationProgress({ phase: "backup", done: 0, total: 1, bytesDone: 0, bytesTotal: 0 })).toBe("writing the pre-migration backup…");
   });
 
+  it("never prints more bytes done than the total (a database whose WAL holds most of its data)", () => {
+    // The reported case: the live file is 9.9 KiB, the snapshot reads 577.9 KiB out of its WAL.
+    expect(formatMigrationProgress({ phase: "backup", done: 0, total: 1, bytesDone: 591_770, bytesTotal: 10_138, step: "snapshot" })).toBe("writing the pre-migration backup (snapshotting databases)… 577.9 KiB");
+    expect(formatMigrationProgress({ phase: "backup", done: 0, total: 1, bytesDone: 5_000, bytesTotal: 10_138, step: "verify" })).toBe("writing the pre-migration backup (verifying)… 4.9 KiB of 9.9 KiB");
+    expect(formatMigrationProgress({ phase: "import", done: 5, total: 3, bytesDone: 900, bytesTotal: 100 })).toBe("importing 3/3 sources (900 B)");
+  });
+
   it("says loudly that there is no backup, and lists failed sources", () => {
     const { output, stdout } = createCaptureOutput();
     const run: MigrationRunResult = {

@@ -138,6 +138,37 @@ describe("applyMigration", () => {
     expect(rows(agentDbFile(paths), "SELECT count(*) AS n FROM transcript_events WHERE session_id = 's-main'")).toEqual([{ n: 4 }]);
   });
 
+  it("records the verified archive in a running row before the first import, and a killed run keeps it", async () => {
+    const { paths, stateDir } = makeTempState("migration/simple");
+    const backup = fakeBackup(path.join(stateDir, "..", "backups"));
+    let seen: unknown[] = [];
+    const { run } = await migrate(paths, {
+      backup: true,
+      takeBackup: backup,
+      onProgress: (e) => {
+        if (e.phase === "import" && seen.length === 0) seen = rows(paths.globalDbPath, "SELECT status, json_extract(report_json, '$.backupPath') AS backup FROM migration_runs");
+      },
+    });
+    expect(seen).toEqual([{ status: "running", backup: run.backupPath }]);
+    // A run killed mid-import: the next run closes it as failed, and it still names its archive.
+    const global = openGlobalDatabase(paths, { mode: "write" });
+    global.run(global.q.insertInto("migration_runs").values({ id: "killed-run", started_at: 2, status: "running", report_json: JSON.stringify({ kind: "legacy-state", stateDir, backupPath: "/b/pre.tar.gz", backupSkipped: false, phase: "importing" }) }));
+    global.close();
+    await migrate(paths);
+    expect(rows(paths.globalDbPath, "SELECT status, json_extract(report_json, '$.backupPath') AS backup, json_extract(report_json, '$.interrupted') AS interrupted FROM migration_runs WHERE id = 'killed-run'")).toEqual([
+      { status: "failed", backup: "/b/pre.tar.gz", interrupted: 1 },
+    ]);
+  });
+
+  it("records a run that stopped before it started (the backup failed) as failed, with its error", async () => {
+    const { paths } = makeTempState("migration/simple");
+    const { run } = await migrate(paths, { backup: true, takeBackup: async () => { throw new Error("disk full"); } });
+    expect(run.status).toBe("failed");
+    expect(rows(paths.globalDbPath, "SELECT status, json_extract(report_json, '$.error') AS error FROM migration_runs")).toEqual([
+      { status: "failed", error: "the pre-migration backup failed (disk full); nothing was imported" },
+    ]);
+  });
+
   it("closes a run a killed process left running", async () => {
     const { paths } = makeTempState("migration/simple");
     const global = openGlobalDatabase(paths, { mode: "write", create: true });
