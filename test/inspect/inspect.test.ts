@@ -1,4 +1,6 @@
 // inspect: every database with sizes, schema, row counts, integrity, leases and last runs; read-only.
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { inspectState } from "../../src/inspect/inspect-state.js";
 import { GATEWAY_SCOPE } from "../../src/state/lease.js";
@@ -47,5 +49,26 @@ describe("inspect", () => {
     const run = await runInProcess(["inspect", "--json"], env);
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout).databases[0].status).toBe("unopenable");
+  });
+});
+
+describe("inspect lists legacy state left behind", () => {
+  it("counts sources waiting for doctor --fix and names each file that will not be imported (human and --json), read-only", async () => {
+    const { env, stateDir } = makeTempState("migration/simple");
+    fs.writeFileSync(path.join(stateDir, "node.json"), "{}");
+    fs.mkdirSync(path.join(stateDir, "telegram"));
+    fs.writeFileSync(path.join(stateDir, "telegram", "update-offset-default.json"), "{}");
+    const before = snapshotTree(stateDir);
+    const human = await runInProcess(["inspect"], env);
+    expect(human.stdout).toMatch(/Legacy sources: 3 waiting for `openclaw-state doctor --fix`/);
+    expect(human.stdout).toMatch(/! core — core legacy state this tool does not import: 1 file\(s\)\n\s+node\.json \(2 B\) — → node_host_config/);
+    expect(human.stdout).toMatch(/! plugin — owned by a plugin's own migration: 1 file\(s\)\n\s+telegram\/ \(1 file\(s\)\) — Telegram/);
+    const json = JSON.parse((await runInProcess(["inspect", "--json"], env)).stdout);
+    expect(json.legacy.sources).toBe(3);
+    expect(json.legacy.inventory.entries.map((e: { relativePath: string; class: string }) => [e.relativePath, e.class])).toEqual([
+      ["node.json", "core"],
+      ["telegram", "plugin"],
+    ]);
+    expect(snapshotTree(stateDir)).toEqual(before);
   });
 });

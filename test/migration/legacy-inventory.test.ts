@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { classifyPath, takeLegacyInventory } from "../../src/migration/legacy-inventory.js";
 import { LEGACY_PATH_RULES, matchLegacyRule } from "../../src/migration/legacy-paths.js";
 import { planMigration } from "../../src/migration/plan-migration.js";
-import { makeTempState } from "../helpers/temp-state.js";
+import { makeTempState, repoRoot } from "../helpers/temp-state.js";
 
 function write(root: string, rel: string, text = "{}\n"): string {
   const file = path.join(root, rel);
@@ -111,5 +111,13 @@ describe("legacy inventory", () => {
     for (const rule of LEGACY_PATH_RULES) {
       expect(matchLegacyRule(concrete(rule.pattern), rule.match ?? "file"), rule.pattern).toBe(rule);
     }
+  });
+});
+
+describe("docs/migration.md", () => {
+  it("has a row for every legacy path of the table (docs and code stay in step)", () => {
+    const doc = fs.readFileSync(path.join(repoRoot, "docs/migration.md"), "utf8");
+    const missing = LEGACY_PATH_RULES.filter((r) => !doc.includes(`| \`${r.pattern}${r.match === "dir" ? "/" : ""}\` | ${r.class}`)).map((r) => r.pattern);
+    expect(missing).toEqual([]);
   });
 });
