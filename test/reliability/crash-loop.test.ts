@@ -18,7 +18,10 @@ describe("crash loop: doctor --fix", () => {
     const t0 = Date.now();
     const ref = await runBin(ARGS, reference.env);
     const fullMs = Date.now() - t0;
-    expect(ref.code, ref.stderr).toBe(0);
+    // The corrupt extras fail by design: a run with a failed source exits 1 (partial success is not success).
+    expect(ref.code, ref.stderr).toBe(1);
+    const failed = JSON.parse(ref.stdout).migration.run.totals.failed as number;
+    expect(failed).toBeGreaterThan(0);
     const expected = dumpState(resolveStatePaths({ env: reference.env }));
     expect(expected["agents/main"]?.transcript_events?.length).toBeGreaterThan(1000);
 
@@ -38,14 +41,15 @@ describe("crash loop: doctor --fix", () => {
         log.push(`corpus ${corpora}: ${outcome} at ${ms} ms`);
         assertNothingRetiredWithoutRows(crashed.stateDir);
         if (outcome !== "killed") {
-          expect(outcome, log.join("; ")).toBe(0);
+          expect(outcome, log.join("; ")).toBe(1);
           break;
         }
         kills += 1;
       }
       const context = `seed ${seed}: ${log.join("; ")}`;
       const final = await runBin(ARGS, crashed.env);
-      expect(final.code, `${context}: ${final.stderr}`).toBe(0);
+      expect(final.code, `${context}: ${final.stderr}`).toBe(1);
+      expect(JSON.parse(final.stdout).migration.run.totals.failed, context).toBe(failed);
       const paths = resolveStatePaths({ env: crashed.env });
       expect(dumpState(paths), context).toEqual(expected);
       expect(assertNothingRetiredWithoutRows(crashed.stateDir)).toBe(assertNothingRetiredWithoutRows(reference.stateDir));
@@ -53,7 +57,7 @@ describe("crash loop: doctor --fix", () => {
       expect(leftInPlace(crashed.stateDir, AGENTS)).toEqual(leftInPlace(reference.stateDir, AGENTS));
       // Converged: one more run imports nothing and changes no table.
       const again = await runBin(ARGS, crashed.env);
-      expect(again.code, again.stderr).toBe(0);
+      expect(again.code, again.stderr).toBe(1);
       const run = JSON.parse(again.stdout).migration?.run as { totals?: { imported?: number } } | undefined;
       expect(run?.totals?.imported ?? 0, context).toBe(0);
       expect(dumpState(paths), context).toEqual(expected);
