@@ -230,12 +230,15 @@ function segmentRegex(segment: string): RegExp {
 interface CompiledRule {
   rule: LegacyPathRule;
   segments: Array<RegExp | "**">;
+  /** The last segment: tested on the name first, which rejects almost every rule at once. */
+  last: RegExp | null;
 }
 
-const COMPILED: readonly CompiledRule[] = LEGACY_PATH_RULES.map((rule) => ({
-  rule,
-  segments: rule.pattern.split("/").map((s) => (s === "**" ? "**" : segmentRegex(s))),
-}));
+const COMPILED: readonly CompiledRule[] = LEGACY_PATH_RULES.map((rule) => {
+  const segments = rule.pattern.split("/").map((s) => (s === "**" ? ("**" as const) : segmentRegex(s)));
+  const tail = segments[segments.length - 1]!;
+  return { rule, segments, last: tail === "**" ? null : tail };
+});
 
 function matchSegments(pattern: ReadonlyArray<RegExp | "**">, parts: readonly string[], pi = 0, si = 0): boolean {
   if (pi === pattern.length) return si === parts.length;
@@ -250,8 +253,10 @@ function matchSegments(pattern: ReadonlyArray<RegExp | "**">, parts: readonly st
 /** The first rule naming `relativePath` as a file (`match: "file"`) or a directory (`"dir"`). */
 export function matchLegacyRule(relativePath: string, as: "file" | "dir"): LegacyPathRule | null {
   const parts = relativePath.split("/");
+  const name = parts[parts.length - 1]!;
   for (const c of COMPILED) {
     if ((c.rule.match ?? "file") !== as) continue;
+    if (c.last && !c.last.test(name)) continue;
     if (matchSegments(c.segments, parts)) return c.rule;
   }
   return null;
