@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { AgentDB } from "../state/generated/agent-db.js";
 import type { GlobalDB } from "../state/generated/global-db.js";
-import { listLeases, type LeaseInfo } from "../state/lease.js";
+import { listLeases, MAINTENANCE_SCOPE, type LeaseInfo } from "../state/lease.js";
 import type { StatePaths } from "../state/paths.js";
 import { probeDatabase, type DatabaseProbe } from "../state/probe.js";
 import { discoverAgentDirs, listRegisteredAgents, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
@@ -66,13 +66,16 @@ interface GlobalExtra {
 }
 
 function readGlobal(db: GlobalDatabase): GlobalExtra {
+  const leases = listLeases(db);
+  // A `running` row no live maintenance lease stands behind was killed or rolled back (as `migrate history` says).
+  const live = leases.some((l) => l.scope === MAINTENANCE_SCOPE && l.live);
   return {
     tables: db.rowCounts(),
-    leases: listLeases(db),
+    leases,
     registry: listRegisteredAgents(db),
     migrations: db
       .all(db.q.selectFrom("migration_runs").select(["id", "started_at", "finished_at", "status"]).orderBy("started_at", "desc").limit(5))
-      .map((r) => ({ id: r.id, startedAt: r.started_at, finishedAt: r.finished_at, status: r.status })),
+      .map((r) => ({ id: r.id, startedAt: r.started_at, finishedAt: r.finished_at, status: r.status === "running" && !live ? "interrupted" : r.status })),
     backups: db
       .all(db.q.selectFrom("backup_runs").select(["id", "created_at", "archive_path", "status"]).orderBy("created_at", "desc").limit(5))
       .map((r) => ({ id: r.id, createdAt: r.created_at, archivePath: r.archive_path, status: r.status })),

@@ -153,6 +153,7 @@ describe("migrate history", () => {
     expect(human.stdout).toMatch(/backup \/nowhere\/pre\.tar\.gz \(MISSING\)/);
     const json = JSON.parse((await runBin(["migrate", "history", "--json"], env)).stdout);
     expect(json.runs[0]).toMatchObject({ status: "interrupted", recordedStatus: "running", interrupted: true, backupMissing: true });
+    expect(JSON.parse((await runBin(["inspect", "--json"], env)).stdout).lastMigrationRuns[0]).toMatchObject({ id: "20990101T000000000Z-phantom", status: "interrupted" });
     const live = openGlobalDatabase(paths, { mode: "write" });
     try {
       insertLease(live, MAINTENANCE_SCOPE, process.pid, Date.now() + 60_000);
