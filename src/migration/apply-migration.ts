@@ -327,12 +327,12 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
 
     let replan = false;
     if (plan.config.keys.some((k) => k.blocked === null)) {
-      options.onProgress?.({ ...state.progress, phase: "layout", current: plan.config.path });
+      options.onProgress?.({ ...state.progress, phase: "config", current: plan.config.path });
       try {
         const fixed = applyConfigFix(paths, plan.root);
         changes.push(...fixed.changes);
         warnings.push(...fixed.warnings);
-        replan = fixed.changes.some((c) => c.includes("plugins/installs.json"));
+        replan = fixed.extracted;
       } catch (configError) {
         warnings.push(`config ${plan.config.path} was not rewritten: ${describeError(configError)}`);
       }

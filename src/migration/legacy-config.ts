@@ -301,6 +301,8 @@ export function planConfig(paths: StatePaths, root: string): ConfigPlan {
 export interface ConfigFixResult {
   changes: string[];
   warnings: string[];
+  /** `plugins.installs` was written to plugins/installs.json: the caller plans the tree again to import it. */
+  extracted: boolean;
 }
 
 /**
@@ -311,7 +313,7 @@ export function applyConfigFix(paths: StatePaths, root: string): ConfigFixResult
   const read = readConfig(paths, root);
   const { keys, rewrite } = computeRewrite(read, paths, root);
   const warnings = keys.filter((k) => k.blocked).map((k) => `config ${read.path}: ${k.key} left as is: ${k.blocked}`);
-  if (rewrite.text === null) return { changes: [], warnings };
+  if (rewrite.text === null) return { changes: [], warnings, extracted: false };
   const changes: string[] = [];
   if (rewrite.extracted !== undefined) {
     const file = path.join(root, "plugins", "installs.json");
@@ -326,7 +328,7 @@ export function applyConfigFix(paths: StatePaths, root: string): ConfigFixResult
   for (const k of rewrite.done) {
     changes.push(`config ${read.path}: ${k.key} → ${k.action === "move" ? k.replacement : k.action === "extract" ? "plugins/installs.json" : "removed"}`);
   }
-  return { changes, warnings };
+  return { changes, warnings, extracted: rewrite.extracted !== undefined };
 }
 
 /** Temp file beside the target, fsync, rename, fsync the dir: the config is never half-written. */

@@ -133,7 +133,8 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       inspection = prior && prior.mtimeMs === base.mtimeMs && prior.inspection.sizeBytes === st.size ? prior.inspection : importer.inspect(source, ctx);
     } catch (error) {
       const denied = (error as NodeJS.ErrnoException).code === "EACCES" || (error as NodeJS.ErrnoException).code === "EPERM";
-      const fix = denied ? `; make it readable (chmod u+r ${source.path}) or set it aside: openclaw-state migrate skip ${source.relativePath} --reason "…"` : "";
+      // Not `migrate skip`: the file would stay in the state dir, where the pre-migration backup must read it.
+      const fix = denied ? `; make it readable by this user (chmod u+r ${source.path}) or move it out of the state dir` : "";
       planned.push({ ...base, action: "skip", attention: true, reason: `cannot be read: ${describeError(error)}${fix}` });
       continue;
     }

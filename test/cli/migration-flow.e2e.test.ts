@@ -107,7 +107,7 @@ describe("unreadable legacy state", () => {
     fs.chmodSync(path.join(stateDir, "agents/main/sessions/s-ops.jsonl"), 0o000);
     const doctor = await runUnprivileged(["doctor"], env, root);
     expect(doctor.code).toBe(1);
-    expect(doctor.stdout).toMatch(/s-ops\.jsonl: cannot be read: EACCES.*chmod u\+r .*s-ops\.jsonl.*migrate skip/);
+    expect(doctor.stdout).toMatch(/s-ops\.jsonl: cannot be read: EACCES.*make it readable by this user \(chmod u\+r .*s-ops\.jsonl\) or move it out of the state dir/);
     expect(doctor.stdout).toMatch(/✗ 1 path\(s\) in the state dir cannot be read/);
     const fix = await runUnprivileged(["doctor", "--fix", "--yes"], env, root);
     expect(fix.code).toBe(1);

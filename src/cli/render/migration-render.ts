@@ -11,6 +11,7 @@ import { formatBytes, formatCount, formatTime } from "./format.js";
 const PHASE_LABEL: Record<MigrationProgress["phase"], string> = {
   plan: "planning",
   backup: "writing the pre-migration backup",
+  config: "rewriting retired config keys",
   layout: "moving old layouts",
   import: "importing",
   retire: "retiring sources",
