@@ -53,6 +53,14 @@ export function sessionEntryIn(db: AgentDatabase, sessionKey: string): SessionEn
   return row ? entryFromRow(row) : undefined;
 }
 
+/** The entry of `sessionKey` when it belongs to `sessionId`, else the newest entry naming that session id. */
+export function sessionEntryForSessionIn(db: AgentDatabase, sessionKey: string, sessionId: string): SessionEntry | undefined {
+  const row =
+    db.first(db.q.selectFrom("session_entries").select(ENTRY_COLUMNS).where("session_key", "=", sessionKey).where("session_id", "=", sessionId)) ??
+    db.first(db.q.selectFrom("session_entries").select(ENTRY_COLUMNS).where("session_id", "=", sessionId).orderBy("updated_at", "desc").orderBy("session_key").limit(1));
+  return row ? entryFromRow(row) : undefined;
+}
+
 export async function getSessionEntryAsync(params: SessionKeyParams): Promise<SessionEntry | undefined> {
   const key = requireString(params.sessionKey, "sessionKey");
   return readAgentDb(params, (db) => sessionEntryIn(db, key), () => undefined);

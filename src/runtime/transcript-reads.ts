@@ -1,5 +1,5 @@
 // Raw transcript reads by identity: the bounded raw delta (page | reset | missing), complete or newest-N event reads, visible entries.
-import { OperationError } from "../core/errors.js";
+import { OperationError, UsageError } from "../core/errors.js";
 import type { AgentDatabase } from "../state/state-databases.js";
 import {
   readLimit,
@@ -101,7 +101,7 @@ export function readEventsIn(db: AgentDatabase, agentId: string, sessionId: stri
   if (options.last !== undefined) {
     const maxBytes = readLimit(options.maxBytes, TRANSCRIPT_DEFAULT_MAX_BYTES, TRANSCRIPT_MAX_BYTES_CAP, "maxBytes");
     if (!Number.isSafeInteger(options.last) || options.last < 0 || options.last > TRANSCRIPT_MAX_EVENTS_CAP) {
-      throw new OperationError("invalid_limit", `last must be a whole number from 0 to ${TRANSCRIPT_MAX_EVENTS_CAP} (got ${String(options.last)}).`);
+      throw new UsageError(`last must be a whole number from 0 to ${TRANSCRIPT_MAX_EVENTS_CAP} (got ${String(options.last)}).`, "invalid_limit");
     }
     if (options.last === 0) {
       const any = db.first(db.q.selectFrom("transcript_events").select("seq").where("session_id", "=", sessionId).limit(1));

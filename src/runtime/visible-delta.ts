@@ -7,13 +7,15 @@ import { readLimit, TRANSCRIPT_DEFAULT_MAX_BYTES, TRANSCRIPT_MAX_BYTES_CAP, TRAN
 import { messageAt, messagesInRange, toMessageEntry, type MessageRow, type SessionTranscriptMessageEntry } from "./message-rows.js";
 import { readAgentDb, requireString, sessionMatchesKey, type AgentParams } from "./store.js";
 import { retainedTail } from "./reset-window.js";
-import { RESET_TYPE, TranscriptTree, type IdentityRow, type Run } from "./transcript-tree.js";
+import { MESSAGE_TYPE, RESET_TYPE, TranscriptTree, type IdentityRow, type Run } from "./transcript-tree.js";
 
 export const DEFAULT_MAX_MESSAGES = 1_000;
 export const MAX_MESSAGES_CAP = TRANSCRIPT_MAX_EVENTS_CAP;
 /** Runs of the active path a cursor carries; a path split into more is recomputed when they are used up. */
 const RUN_CAP = 32;
 const CURSOR_PREFIX = "ocv1.";
+/** Entries a follower's first read walks back at most to find its initial lines. */
+const TAIL_WALK_CAP = 100_000;
 
 export type TranscriptStart = "transcript" | "reset-window";
 
@@ -359,4 +361,56 @@ export function readAllVisibleIn(db: AgentDatabase, agentId: string, sessionKey:
     maxBytes = TRANSCRIPT_DEFAULT_MAX_BYTES * 8;
     if (!r.hasMore) return all;
   }
+}
+
+export interface TranscriptTailState {
+  /** The newest `lines` active-path messages, oldest first. */
+  entries: SessionTranscriptMessageEntry[];
+  /** A transcript-mode cursor positioned after the newest entry: the next read returns only later appends. */
+  cursor: string;
+}
+
+/**
+ * For followers (`sessions tail`): the newest messages and a cursor at the end, without draining the whole
+ * transcript. Messages larger than `maxBytes` are left out of the initial lines (their size is in `skipped`).
+ */
+export function tailStateIn(db: AgentDatabase, agentId: string, sessionId: string, lines: number, maxBytes: number): TranscriptTailState & { skipped: number[] } {
+  const tree = new TranscriptTree(db, sessionId);
+  const ctx: ReadContext = { db, agentId, sessionId, generation: transcriptGeneration(db, sessionId)?.token ?? "", tree };
+  const st = freshState(ctx, "t");
+  const leaf = tree.leaf();
+  const entries: SessionTranscriptMessageEntry[] = [];
+  const skipped: number[] = [];
+  if (leaf) {
+    const path = tree.path();
+    const total = path.messagesBefore(leaf.seq + 1);
+    let ordinal = total;
+    let budget = maxBytes;
+    let walked = 0;
+    for (const row of tree.ancestors(leaf)) {
+      // Bounded: a path of non-message entries must not make the first lines cost the whole transcript.
+      if (entries.length + skipped.length >= lines || ++walked > TAIL_WALK_CAP) break;
+      if (row.type !== MESSAGE_TYPE) continue;
+      const message = messageAt(db, sessionId, row.seq, maxBytes);
+      if (message) {
+        if (message.json === null || message.bytes > budget) skipped.push(message.bytes);
+        else {
+          entries.push(toMessageEntry(message, message.json, ordinal));
+          budget -= message.bytes;
+        }
+      }
+      ordinal -= 1;
+    }
+    entries.reverse();
+    let lastMessage: IdentityRow | undefined;
+    for (const row of tree.ancestors(leaf)) {
+      if (row.type === MESSAGE_TYPE) {
+        lastMessage = row;
+        break;
+      }
+    }
+    Object.assign(st, { p: leaf.seq, o: total, r: [], rm: 0, vi: leaf.id, vs: leaf.seq });
+    if (lastMessage) Object.assign(st, { e: lastMessage.id, q: lastMessage.seq, ao: total });
+  }
+  return { entries, cursor: encodeCursor(CURSOR_PREFIX, st), skipped };
 }
