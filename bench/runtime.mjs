@@ -10,15 +10,7 @@ import path from "node:path";
 import { resolveStatePaths } from "../dist/state/paths.js";
 import { openAgentDatabase } from "../dist/state/state-databases.js";
 import { readSessionTranscriptRawDelta, readSessionTranscriptVisibleMessageDelta } from "../dist/runtime/index.js";
-import { printTable, recordResult, toCells } from "./bench-results.mjs";
-
-function arg(name, envName, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  const raw = i !== -1 ? process.argv[i + 1] : process.env[envName];
-  const n = raw === undefined ? fallback : Number(raw);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive whole number (got ${raw})`);
-  return n;
-}
+import { benchArg as arg, median, printTable, recordResult, toCells } from "./bench-results.mjs";
 
 const SMALL = arg("small", "BENCH_RUNTIME_SMALL", 1_000);
 const LARGE = arg("large", "BENCH_RUNTIME_LARGE", 1_000_000);
@@ -82,12 +74,6 @@ async function cursorAtEnd(store, read) {
     cursor = r.cursor;
     if (!r.hasMore) return cursor;
   }
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /** Reads per timed sample: the same cursor read again returns the same page, so a sample averages them. */
