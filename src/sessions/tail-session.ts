@@ -9,9 +9,6 @@ import { openAgentDatabase, type AgentDatabase } from "../state/state-databases.
 import { TRANSCRIPT_DEFAULT_MAX_BYTES, TRANSCRIPT_MAX_BYTES_CAP } from "../state/transcript-reader.js";
 import { findSession } from "./show-session.js";
 
-export const DEFAULT_TAIL_LINES = 10;
-export const DEFAULT_TAIL_INTERVAL_MS = 1_000;
-
 export interface TailSessionOptions {
   paths: StatePaths;
   agentId?: string | undefined;

@@ -275,7 +275,6 @@ describe("readSessionTranscriptVisibleMessageDelta", () => {
     replace(state2.paths, "main", SID, [msg("z1", null, "user")]);
     expect(await readDelta(params(state2, { cursor: plain }))).toMatchObject({ reason: "generation_mismatch" });
     // scope beats session_reset; invalid beats scope.
-    expect(await readDelta(params(state, { agentId: "work", cursor: windowed }))).toEqual({ kind: "missing" });
     createSession(state.paths, "main", "s2", "agent:main:two");
     append(state.paths, "main", "s2", [entry("session_reset", "r9", null, { mode: "clear" })]);
     expect(await readDelta(params(state, { sessionKey: "agent:main:two", sessionId: "s2", cursor: windowed }))).toMatchObject({ reason: "scope_mismatch" });
