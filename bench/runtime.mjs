@@ -4,13 +4,21 @@
 // Usage: npm run build && node bench/runtime.mjs [--small N] [--large N] [--rounds N]
 // (or env BENCH_RUNTIME_SMALL, BENCH_RUNTIME_LARGE, BENCH_ROUNDS). Target: large/small ≤ 1.20× for the visible
 // message delta (and the raw delta, reported alongside): a read costs time proportional to the new events.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { resolveStatePaths } from "../dist/state/paths.js";
 import { openAgentDatabase } from "../dist/state/state-databases.js";
 import { readSessionTranscriptRawDelta, readSessionTranscriptVisibleMessageDelta } from "../dist/runtime/index.js";
 import { benchArg as arg, median, printTable, recordResult, toCells } from "./bench-results.mjs";
+
+// Samples start from a collected heap (seeding a million rows leaves garbage behind): re-run with --expose-gc.
+if (typeof globalThis.gc !== "function") {
+  const child = spawnSync(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit" });
+  process.exit(child.status ?? 1);
+}
 
 const SMALL = arg("small", "BENCH_RUNTIME_SMALL", 1_000);
 const LARGE = arg("large", "BENCH_RUNTIME_LARGE", 1_000_000);
@@ -76,31 +84,36 @@ async function cursorAtEnd(store, read) {
   }
 }
 
-/** Reads per timed sample: the same cursor read again returns the same page, so a sample averages them. */
-const READS_PER_SAMPLE = 10;
+/** Timed reads per round and store: the same cursor read again returns the same page. */
+const READS_PER_ROUND = 20;
 
 /**
- * Alternates the stores every round: append 10 entries (untimed), then time READS_PER_SAMPLE reads with the
- * stored cursor (each returns exactly the new items), then advance the cursor. Returns the median per read.
+ * Each round appends 10 entries to every store (untimed), then times READS_PER_ROUND reads with each store's
+ * stored cursor, alternating the stores read by read (and the order every read), so load on a shared box
+ * hits both alike; every read must return exactly the new items. Returns the median read time per store.
  */
 async function steadyState(stores, read, counted) {
   const cursors = [];
   for (const s of stores) cursors.push(await cursorAtEnd(s, read));
   const times = stores.map(() => []);
   for (let round = 0; round < ROUNDS + 1; round += 1) {
-    for (let i = 0; i < stores.length; i += 1) {
-      const s = stores[i];
-      const expected = appendEntries(s, APPENDS)[counted];
-      const params = { stateDir: s.stateDir, agentId: "main", sessionKey: KEY, sessionId: "s1", cursor: cursors[i] };
-      let r;
-      const t = performance.now();
-      for (let k = 0; k < READS_PER_SAMPLE; k += 1) r = await read(params);
-      const elapsed = (performance.now() - t) / READS_PER_SAMPLE;
-      const n = r.kind === "page" ? (r.entries ?? r.events).length : -1;
-      if (n !== expected) throw new Error(`${read.name}: expected ${expected} new items, got ${n} (${r.kind})`);
-      cursors[i] = r.cursor;
-      if (round > 0) times[i].push(elapsed); // round 0 warms both stores
+    const expected = stores.map((s) => appendEntries(s, APPENDS)[counted]);
+    globalThis.gc();
+    const last = [];
+    for (let k = 0; k < READS_PER_ROUND; k += 1) {
+      const order = k % 2 === 0 ? stores.map((_, i) => i) : stores.map((_, i) => stores.length - 1 - i);
+      for (const i of order) {
+        const s = stores[i];
+        const t = performance.now();
+        const r = await read({ stateDir: s.stateDir, agentId: "main", sessionKey: KEY, sessionId: "s1", cursor: cursors[i] });
+        const elapsed = performance.now() - t;
+        const n = r.kind === "page" ? (r.entries ?? r.events).length : -1;
+        if (n !== expected[i]) throw new Error(`${read.name}: expected ${expected[i]} new items, got ${n} (${r.kind})`);
+        last[i] = r.cursor;
+        if (round > 0) times[i].push(elapsed); // round 0 warms both stores
+      }
     }
+    last.forEach((c, i) => (cursors[i] = c));
   }
   return times.map(median);
 }
@@ -116,7 +129,7 @@ console.log(`Seeding transcripts of ${SMALL.toLocaleString("en-US")} and ${LARGE
 const small = seed("small", SMALL);
 const large = seed("large", LARGE);
 console.log(`  small: ${small.seedMs.toFixed(0)} ms, ${(small.dbBytes / 1e6).toFixed(1)} MB; large: ${large.seedMs.toFixed(0)} ms, ${(large.dbBytes / 1e6).toFixed(1)} MB`);
-console.log(`  ${ROUNDS} alternating rounds: ${APPENDS} appends, then ${READS_PER_SAMPLE} reads with the stored cursor (median of the per-read means)\n`);
+console.log(`  ${ROUNDS} rounds: ${APPENDS} appends to each, then ${READS_PER_ROUND} reads of each with its stored cursor, alternating (medians)\n`);
 
 try {
   // The visible delta returns the appended messages (compaction rows are not), the raw delta every appended row.
