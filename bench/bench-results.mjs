@@ -47,3 +47,18 @@ export function printTable(cells, { markdown = false } = {}) {
   console.log(markdown ? `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|` : widths.map((w) => "-".repeat(w)).join("  "));
   for (const r of cells) console.log(line(r));
 }
+
+/** A positive whole-number knob: `--<name> N` on the command line, else env `envName`, else `fallback`. */
+export function benchArg(name, envName, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  const raw = i !== -1 ? process.argv[i + 1] : process.env[envName];
+  const n = raw === undefined ? fallback : Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive whole number (got ${raw})`);
+  return n;
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}

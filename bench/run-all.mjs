@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// `npm run bench`: runs every benchmark in bench/ (backup + restore, migrate, sessions + startup) and prints one table.
+// `npm run bench`: runs every benchmark in bench/ (backup + restore, migrate, sessions + startup, runtime cursor reads) and prints one table.
 //
 // Each bench runs as its own child (its own table goes to the terminal as it runs) with BENCH_RESULTS pointing at a
 // JSON-lines file; the combined table is built from those rows. Sizes: each bench's own env knobs
-// (BENCH_BACKUP_MB, BENCH_MIGRATE_MB, BENCH_SESSIONS_LARGE, BENCH_ROUNDS, ...). Run a subset with
+// (BENCH_BACKUP_MB, BENCH_MIGRATE_MB, BENCH_SESSIONS_LARGE, BENCH_RUNTIME_LARGE, BENCH_ROUNDS, ...). Run a subset with
 // `node bench/run-all.mjs backup sessions`. BENCH_JSON=<file> also writes the combined rows as JSON.
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -14,7 +14,7 @@ import { printTable, toCells } from "./bench-results.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..");
-const BENCHES = ["migrate", "backup", "sessions"];
+const BENCHES = ["migrate", "backup", "sessions", "runtime"];
 const picked = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const unknown = picked.filter((b) => !BENCHES.includes(b));
 if (unknown.length > 0) throw new Error(`unknown bench ${unknown.join(", ")}; choose from ${BENCHES.join(", ")}`);

@@ -12,18 +12,10 @@ import { resolveStatePaths } from "../dist/state/paths.js";
 import { openAgentDatabase } from "../dist/state/state-databases.js";
 import { openSessionList } from "../dist/sessions/list-sessions.js";
 import { agentSessionStats } from "../dist/sessions/session-stats.js";
-import { printTable, recordResult, toCells } from "./bench-results.mjs";
+import { benchArg as arg, median, printTable, recordResult, toCells } from "./bench-results.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const bin = path.join(root, "bin", "openclaw-state.js");
-
-function arg(name, envName, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  const raw = i !== -1 ? process.argv[i + 1] : process.env[envName];
-  const n = raw === undefined ? fallback : Number(raw);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive whole number (got ${raw})`);
-  return n;
-}
 
 const SMALL = arg("small", "BENCH_SESSIONS_SMALL", 1_000);
 const LARGE = arg("large", "BENCH_SESSIONS_LARGE", 100_000);
@@ -96,12 +88,6 @@ function timeRun(command, args) {
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
   return ms;
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /** Alternates ours and the baseline every round (so drift hits both), returns medians in ms. */

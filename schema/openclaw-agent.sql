@@ -256,3 +256,53 @@ CREATE TABLE memory_index_state (
   id INTEGER NOT NULL PRIMARY KEY,
   revision INTEGER NOT NULL DEFAULT 0
 );
+
+-- ---------------------------------------------------------------------------
+-- @additive: objects added to schema v1 after its first release. Everything below
+-- uses IF NOT EXISTS: a write open of an existing v1 database creates what is
+-- missing (readers never do; they fall back to what the file has).
+-- ---------------------------------------------------------------------------
+
+-- Transcript generation: bumped by the triggers below whenever a stored transcript
+-- row or identity is changed or removed (a replacement, an in-place rewrite), never
+-- by an append. Cursors carry it, so "same generation" means "only appended since".
+-- No foreign key: the row is removed with its session by a trigger instead.
+CREATE TABLE IF NOT EXISTS transcript_generations (
+  session_id TEXT NOT NULL PRIMARY KEY,
+  generation INTEGER NOT NULL
+);
+
+-- The EXISTS guard skips rows removed by a session delete's cascade (the session row
+-- is already gone then), so deleting a session leaves no generation row behind.
+CREATE TRIGGER IF NOT EXISTS transcript_events_generation_delete AFTER DELETE ON transcript_events
+WHEN EXISTS (SELECT 1 FROM sessions WHERE session_id = OLD.session_id)
+BEGIN
+  INSERT INTO transcript_generations (session_id, generation) VALUES (OLD.session_id, 1)
+    ON CONFLICT (session_id) DO UPDATE SET generation = generation + 1;
+END;
+
+-- An upsert that rewrites a row with identical content is not a change.
+CREATE TRIGGER IF NOT EXISTS transcript_events_generation_update AFTER UPDATE ON transcript_events
+WHEN OLD.event_json IS NOT NEW.event_json OR OLD.seq IS NOT NEW.seq OR OLD.session_id IS NOT NEW.session_id
+BEGIN
+  INSERT INTO transcript_generations (session_id, generation) VALUES (OLD.session_id, 1)
+    ON CONFLICT (session_id) DO UPDATE SET generation = generation + 1;
+END;
+
+CREATE TRIGGER IF NOT EXISTS transcript_event_identities_generation_delete AFTER DELETE ON transcript_event_identities
+WHEN EXISTS (SELECT 1 FROM sessions WHERE session_id = OLD.session_id)
+BEGIN
+  INSERT INTO transcript_generations (session_id, generation) VALUES (OLD.session_id, 1)
+    ON CONFLICT (session_id) DO UPDATE SET generation = generation + 1;
+END;
+
+CREATE TRIGGER IF NOT EXISTS transcript_event_identities_generation_update AFTER UPDATE ON transcript_event_identities
+BEGIN
+  INSERT INTO transcript_generations (session_id, generation) VALUES (OLD.session_id, 1)
+    ON CONFLICT (session_id) DO UPDATE SET generation = generation + 1;
+END;
+
+CREATE TRIGGER IF NOT EXISTS sessions_generation_cleanup AFTER DELETE ON sessions
+BEGIN
+  DELETE FROM transcript_generations WHERE session_id = OLD.session_id;
+END;

@@ -59,11 +59,32 @@ function generateTypes(schema, sql) {
   return out;
 }
 
+/**
+ * The `-- @additive` section (objects added to v1 after its release, all IF NOT EXISTS) and the names it
+ * creates: a write open of an existing v1 database applies it when one of them is missing.
+ */
+function additivePart(sql) {
+  const marker = sql.search(/^-- @additive\b/m);
+  if (marker === -1) return { sql: "", objects: [] };
+  const part = sql.slice(marker);
+  const objects = [...part.matchAll(/^CREATE\s+(?:UNIQUE\s+)?(TABLE|INDEX|TRIGGER|VIEW)\s+IF\s+NOT\s+EXISTS\s+(\w+)/gim)].map((m) => m[2]);
+  const plain = [...part.matchAll(/^CREATE\s+(?:UNIQUE\s+)?(?:TABLE|INDEX|TRIGGER|VIEW)\s+(?!IF\b)(\w+)/gim)].map((m) => m[1]);
+  if (plain.length > 0) throw new Error(`the @additive section must use IF NOT EXISTS (found ${plain.join(", ")})`);
+  return { sql: part, objects };
+}
+
 function generateDdl(sqlByConst) {
   let out = HEADER;
   out += `\n/** The only schema version this tool writes and reads (PRAGMA user_version). */\nexport const SCHEMA_VERSION = ${SCHEMA_VERSION};\n`;
   for (const [name, sql] of sqlByConst) {
     out += `\nexport const ${name} = ${JSON.stringify(sql)};\n`;
+  }
+  for (const [name, sql] of sqlByConst) {
+    const additive = additivePart(sql);
+    const base = name.replace(/_SQL$/, "");
+    out += `\n/** The @additive section of ${name}: applied to an existing v1 database on a write open when one of ${base}_ADDITIVE_OBJECTS is missing. */\n`;
+    out += `export const ${base}_ADDITIVE_SQL = ${JSON.stringify(additive.sql)};\n`;
+    out += `export const ${base}_ADDITIVE_OBJECTS: readonly string[] = ${JSON.stringify(additive.objects)};\n`;
   }
   return out;
 }

@@ -42,6 +42,8 @@ export interface Output extends OutputOptions {
   error(line: string): void;
   /** The one JSON document of a --json run. */
   writeJson(doc: unknown): void;
+  /** One compact JSON line on stdout: only for the documented NDJSON stream (`sessions tail --json`). */
+  writeJsonLine(doc: unknown): void;
   /**
    * The one JSON document of a --json run, with the `arrayKey` array written item by item (bounded memory
    * for huge listings). `"ok"` comes last: true, or false plus `"error"` when `items` threw midway — the
@@ -105,6 +107,9 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
     },
     writeJson(doc) {
       out(`${JSON.stringify(doc, null, 2)}\n`);
+    },
+    writeJsonLine(doc) {
+      out(`${JSON.stringify(doc)}\n`);
     },
     async writeJsonStream(head, arrayKey, items) {
       let buffer = "{";

@@ -1,11 +1,13 @@
 // `sessions show` core: one session's row, routes, conversations, entry, transcript stats and its last events (bounded).
 import fs from "node:fs";
 import { sql } from "kysely";
-import { NotFoundError, UsageError, describeError } from "../core/errors.js";
+import { NotFoundError, UsageError } from "../core/errors.js";
+import { sessionEntryForSessionIn } from "../runtime/session-entries.js";
+import { readEventsIn } from "../runtime/transcript-reads.js";
 import { normalizeAgentId } from "../state/agent-id.js";
 import { agentDbPath, DEFAULT_AGENT_ID, type StatePaths } from "../state/paths.js";
 import { openAgentDatabase, openGlobalDatabase, type AgentDatabase } from "../state/state-databases.js";
-import { readTranscriptEvents, TRANSCRIPT_DEFAULT_MAX_BYTES, TRANSCRIPT_MAX_BYTES_CAP, TRANSCRIPT_MAX_EVENTS_CAP } from "../state/transcript-reader.js";
+import { TRANSCRIPT_DEFAULT_MAX_BYTES, TRANSCRIPT_MAX_BYTES_CAP, TRANSCRIPT_MAX_EVENTS_CAP } from "../state/transcript-reader.js";
 import { exportTranscript, assertExportTarget, type ExportTranscriptResult } from "./export-transcript.js";
 import { loadCronSessionIds, sessionRowQuery, toSessionSummary, type SessionSummary } from "./session-row.js";
 
@@ -131,7 +133,7 @@ export function showSession(options: ShowSessionOptions): ShowSessionResult {
           .map((r) => ({ key: r.session_key, updatedAt: r.updated_at })),
         otherSessionsForKey: otherSessions(db, summary.key, match.sessionId),
         conversations: conversationsOf(db, match.sessionId),
-        entry: entryOf(db, summary.key, match.sessionId),
+        entry: sessionEntryForSessionIn(db, summary.key, match.sessionId) ?? null,
         transcript: transcriptStats(db, match.sessionId),
         events: lastEvents(db, agentId, match.sessionId, requested, maxBytes),
       };
@@ -162,7 +164,7 @@ function cronIdsFor(paths: StatePaths): Set<string> {
   }
 }
 
-function findSession(db: AgentDatabase, agentId: string, ref: string): { sessionId: string; matchedBy: SessionMatch } | null {
+export function findSession(db: AgentDatabase, agentId: string, ref: string): { sessionId: string; matchedBy: SessionMatch } | null {
   const route = (key: string) => db.first(db.q.selectFrom("session_routes").select("session_id").where("session_key", "=", key));
   const byKey = route(ref);
   if (byKey) return { sessionId: byKey.session_id, matchedBy: "key" };
@@ -213,19 +215,6 @@ function conversationsOf(db: AgentDatabase, sessionId: string): SessionConversat
     }));
 }
 
-function entryOf(db: AgentDatabase, key: string, sessionId: string): Record<string, unknown> | null {
-  const row =
-    db.first(db.q.selectFrom("session_entries").select("entry_json").where("session_key", "=", key).where("session_id", "=", sessionId)) ??
-    db.first(db.q.selectFrom("session_entries").select("entry_json").where("session_id", "=", sessionId).orderBy("updated_at", "desc").limit(1));
-  if (!row) return null;
-  try {
-    const value: unknown = JSON.parse(row.entry_json);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
-  } catch (error) {
-    return { unreadable: describeError(error) };
-  }
-}
-
 /** One pass over the session's key range; octet_length reads no overflow pages, so big events cost little. */
 function transcriptStats(db: AgentDatabase, sessionId: string): TranscriptStats {
   const row = db.first(
@@ -251,24 +240,13 @@ function transcriptStats(db: AgentDatabase, sessionId: string): TranscriptStats 
   };
 }
 
+/** The newest events through the runtime's event reader (a bounded tail read: a huge transcript never loads whole). */
 function lastEvents(db: AgentDatabase, agentId: string, sessionId: string, requested: number, maxBytes: number): ShownEvents {
   const shown: ShownEvents = { requested, maxBytes, items: [], hasEarlier: false };
-  if (requested === 0) {
-    shown.hasEarlier = (db.first(db.q.selectFrom("transcript_events").select("seq").where("session_id", "=", sessionId).limit(1)) ?? null) !== null;
-    return shown;
-  }
-  const page = readTranscriptEvents({ db, agentId, sessionId, from: "end", maxEvents: requested, maxBytes });
-  if (page.kind !== "page") return shown;
-  shown.hasEarlier = page.hasEarlier;
-  if (page.requiredBytes !== undefined) shown.requiredBytes = page.requiredBytes;
-  shown.items = page.events.map((e) => ({ seq: e.seq, createdAt: e.createdAt, bytes: e.bytes, event: parseEvent(e.json) }));
+  const read = readEventsIn(db, agentId, sessionId, { last: requested, maxBytes });
+  if (!read) return shown;
+  shown.hasEarlier = read.hasEarlier;
+  if (read.requiredBytes !== undefined) shown.requiredBytes = read.requiredBytes;
+  shown.items = read.events;
   return shown;
-}
-
-function parseEvent(json: string): unknown {
-  try {
-    return JSON.parse(json) as unknown;
-  } catch {
-    return json;
-  }
 }

@@ -11,7 +11,7 @@ import {
 } from "kysely";
 import { DatabaseError, NotFoundError, SchemaVersionError, describeError } from "../core/errors.js";
 import { toolVersion } from "../core/version.js";
-import { AGENT_SCHEMA_SQL, GLOBAL_SCHEMA_SQL, SCHEMA_VERSION } from "./generated/ddl.js";
+import { AGENT_SCHEMA_ADDITIVE_OBJECTS, AGENT_SCHEMA_ADDITIVE_SQL, AGENT_SCHEMA_SQL, GLOBAL_SCHEMA_ADDITIVE_OBJECTS, GLOBAL_SCHEMA_ADDITIVE_SQL, GLOBAL_SCHEMA_SQL, SCHEMA_VERSION } from "./generated/ddl.js";
 import { defaultBusyTimeoutMs } from "./busy-timeout.js";
 import { ensurePrivateDir, ensurePrivateFile } from "./private-fs.js";
 import path from "node:path";
@@ -271,6 +271,7 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
       handle.pragma("synchronous = NORMAL");
       handle.pragma("foreign_keys = ON");
       if (version === 0) created = applySchema(handle, options);
+      else applyAdditiveSchema(handle, options.role);
     } else {
       handle.pragma("query_only = ON");
       handle.pragma("foreign_keys = ON");
@@ -323,6 +324,18 @@ function enableWal(handle: Database.Database, timeoutMs: number): void {
 function isEmptySchema(handle: Database.Database): boolean {
   const row = handle.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
   return row.n === 0;
+}
+
+/**
+ * Objects added to schema v1 after its release (the `@additive` section, all IF NOT EXISTS): a write open of
+ * an older v1 file creates the missing ones. The write lock is taken only when something is missing.
+ */
+function applyAdditiveSchema(handle: Database.Database, role: DbRole): void {
+  const [objects, sql] = role === "global" ? [GLOBAL_SCHEMA_ADDITIVE_OBJECTS, GLOBAL_SCHEMA_ADDITIVE_SQL] : [AGENT_SCHEMA_ADDITIVE_OBJECTS, AGENT_SCHEMA_ADDITIVE_SQL];
+  if (objects.length === 0) return;
+  const present = handle.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name IN (${objects.map(() => "?").join(", ")})`).get(...objects) as { n: number };
+  if (present.n === objects.length) return;
+  handle.transaction(() => handle.exec(sql)).immediate();
 }
 
 /** Creates the schema; false when another process created it first (both saw user_version 0 before locking). */

@@ -1,11 +1,12 @@
 // Bounded cursor reads of one session's transcript_events: page | reset | missing, never a whole transcript in memory.
-import crypto from "node:crypto";
 import fs from "node:fs";
 import { sql } from "kysely";
 import { UsageError } from "../core/errors.js";
 import { normalizeAgentId } from "./agent-id.js";
+import { decodeCursor, encodeCursor, isInt, isStrOrNull } from "./cursor-codec.js";
 import { agentDbPath, type StatePaths } from "./paths.js";
 import { openAgentDatabase, type AgentDatabase } from "./state-databases.js";
+import { fingerprint, transcriptGeneration } from "./transcript-generation.js";
 
 /** Defaults and caps follow the runtime's raw transcript delta reader (seed 000). */
 export const TRANSCRIPT_DEFAULT_MAX_EVENTS = 1_000;
@@ -13,9 +14,7 @@ export const TRANSCRIPT_DEFAULT_MAX_BYTES = 1_000_000;
 export const TRANSCRIPT_MAX_EVENTS_CAP = 10_000;
 export const TRANSCRIPT_MAX_BYTES_CAP = 64 * 1024 * 1024;
 
-const CURSOR_PREFIX = "otc1.";
-/** Only this much of the first row feeds the generation marker, so checking it stays cheap. */
-const GENERATION_SAMPLE_BYTES = 4096;
+const CURSOR_PREFIX = "otc2.";
 
 export interface ReadTranscriptEventsOptions {
   /** Opens the agent DB read-only for this call; give `db` instead to reuse an open one (and its snapshot). */
@@ -58,7 +57,7 @@ export interface TranscriptPage {
   requiredBytes?: number;
 }
 
-export type TranscriptResetReason = "invalid_cursor" | "scope_mismatch" | "generation_mismatch" | "anchor_missing";
+export type TranscriptResetReason = "invalid_cursor" | "scope_mismatch" | "generation_mismatch" | "anchor_missing" | "anchor_moved";
 
 export interface TranscriptReset {
   kind: "reset";
@@ -74,13 +73,14 @@ export interface TranscriptMissing {
 export type TranscriptReadResult = TranscriptPage | TranscriptReset | TranscriptMissing;
 
 /**
- * Cursor payload (base64url JSON behind the `otc1.` prefix). `q` is the last seq returned (-1 = before
- * the first event); `g` fingerprints the transcript's first row, so a replaced transcript is a
- * generation mismatch; `h` fingerprints the anchor row at `q`, so a rewritten or shortened transcript
- * no longer matches. Plain appends change neither, so a cursor stays valid across appends.
+ * Cursor payload (see cursor-codec). `q` is the last seq returned (-1 = before the first event); `g` is the
+ * transcript generation (trigger counter + first-row fingerprint), so a replaced transcript is a generation
+ * mismatch; `h`/`n` fingerprint and size the anchor row at `q`, so a rewritten or shortened transcript no
+ * longer matches; `e` is the anchor's entry id (when it has one), which tells a moved anchor from a missing
+ * one. Plain appends change none of them, so a cursor stays valid across appends.
  */
 interface CursorState {
-  v: 1;
+  v: 2;
   a: string;
   s: string;
   q: number;
@@ -88,9 +88,11 @@ interface CursorState {
   h: string | null;
   /** Byte length of the anchor row, compared before its body is fetched. */
   n: number | null;
+  e: string | null;
 }
 
-function limit(value: number | undefined, fallback: number, cap: number, name: string): number {
+/** A limit option: the default when omitted, else a whole number from 1 to the cap (a UsageError otherwise). */
+export function readLimit(value: number | undefined, fallback: number, cap: number, name: string): number {
   const n = value ?? fallback;
   if (!Number.isSafeInteger(n) || n < 1 || n > cap) {
     throw new UsageError(`${name} must be a whole number from 1 to ${cap} (got ${String(value)}).`, "invalid_limit");
@@ -98,34 +100,27 @@ function limit(value: number | undefined, fallback: number, cap: number, name: s
   return n;
 }
 
-function fingerprint(text: string): string {
-  return crypto.createHash("sha256").update(text).digest("base64url").slice(0, 16);
-}
-
 function encodeTranscriptCursor(state: Omit<CursorState, "v">): string {
-  return CURSOR_PREFIX + Buffer.from(JSON.stringify({ v: 1, ...state })).toString("base64url");
+  return encodeCursor(CURSOR_PREFIX, { v: 2, ...state });
 }
 
-function decodeCursor(cursor: string): CursorState | null {
-  if (!cursor.startsWith(CURSOR_PREFIX)) return null;
-  try {
-    const value = JSON.parse(Buffer.from(cursor.slice(CURSOR_PREFIX.length), "base64url").toString("utf8")) as Partial<CursorState>;
-    if (
-      value.v === 1 &&
-      typeof value.a === "string" &&
-      typeof value.s === "string" &&
-      Number.isSafeInteger(value.q) &&
-      (value.q as number) >= -1 &&
-      typeof value.g === "string" &&
-      (value.h === null || typeof value.h === "string") &&
-      (value.n === null || Number.isSafeInteger(value.n)) &&
-      (value.q === -1) === (value.h === null) &&
-      (value.h === null) === (value.n === null)
-    ) {
-      return value as CursorState;
-    }
-  } catch {
-    // Falls through: anything undecodable is an invalid cursor, never an exception.
+function decodeTranscriptCursor(cursor: string): CursorState | null {
+  const value = decodeCursor(CURSOR_PREFIX, cursor) as Partial<CursorState> | null;
+  if (
+    value !== null &&
+    typeof value === "object" &&
+    value.v === 2 &&
+    typeof value.a === "string" &&
+    typeof value.s === "string" &&
+    isInt(value.q, -1) &&
+    typeof value.g === "string" &&
+    isStrOrNull(value.h) &&
+    (value.n === null || isInt(value.n, 0)) &&
+    isStrOrNull(value.e) &&
+    (value.q === -1) === (value.h === null) &&
+    (value.h === null) === (value.n === null)
+  ) {
+    return value as CursorState;
   }
   return null;
 }
@@ -133,8 +128,8 @@ function decodeCursor(cursor: string): CursorState | null {
 /** Reads one bounded page; see TranscriptReadResult. Never creates or modifies a file. */
 export function readTranscriptEvents(options: ReadTranscriptEventsOptions): TranscriptReadResult {
   const agentId = normalizeAgentId(options.agentId);
-  const maxEvents = limit(options.maxEvents, TRANSCRIPT_DEFAULT_MAX_EVENTS, TRANSCRIPT_MAX_EVENTS_CAP, "maxEvents");
-  const maxBytes = limit(options.maxBytes, TRANSCRIPT_DEFAULT_MAX_BYTES, TRANSCRIPT_MAX_BYTES_CAP, "maxBytes");
+  const maxEvents = readLimit(options.maxEvents, TRANSCRIPT_DEFAULT_MAX_EVENTS, TRANSCRIPT_MAX_EVENTS_CAP, "maxEvents");
+  const maxBytes = readLimit(options.maxBytes, TRANSCRIPT_DEFAULT_MAX_BYTES, TRANSCRIPT_MAX_BYTES_CAP, "maxBytes");
   if (options.db) return readWithin(options.db, agentId, options, maxEvents, maxBytes);
   if (!options.paths) throw new UsageError("readTranscriptEvents needs either `paths` or an open `db`.", "invalid_options");
   if (!fs.existsSync(agentDbPath(options.paths, agentId))) return { kind: "missing" };
@@ -158,26 +153,20 @@ function readWithin(db: AgentDatabase, agentId: string, options: ReadTranscriptE
 
 function readPage(db: AgentDatabase, agentId: string, options: ReadTranscriptEventsOptions, maxEvents: number, maxBytes: number): TranscriptReadResult {
   const { sessionId } = options;
-  const first = db.first(
-    db.q
-      .selectFrom("transcript_events")
-      .select([sql<string>`substr(event_json, 1, ${GENERATION_SAMPLE_BYTES})`.as("sample"), "seq"])
-      .where("session_id", "=", sessionId)
-      .orderBy("seq", "asc")
-      .limit(1),
-  );
-  if (!first) return { kind: "missing" };
-  const generation = fingerprint(`${first.seq}:${first.sample}`);
-  const fresh = encodeTranscriptCursor({ a: agentId, s: sessionId, q: -1, g: generation, h: null, n: null });
+  const generation = transcriptGeneration(db, sessionId)?.token;
+  if (generation === undefined) return { kind: "missing" };
+  const fresh = encodeTranscriptCursor({ a: agentId, s: sessionId, q: -1, g: generation, h: null, n: null, e: null });
 
   let afterSeq = -1;
   if (options.cursor !== undefined) {
-    const state = decodeCursor(options.cursor);
+    const state = decodeTranscriptCursor(options.cursor);
     if (!state) return { kind: "reset", reason: "invalid_cursor", cursor: fresh };
     if (state.a !== agentId || state.s !== sessionId) return { kind: "reset", reason: "scope_mismatch", cursor: fresh };
     if (state.g !== generation) return { kind: "reset", reason: "generation_mismatch", cursor: fresh };
     if (state.q >= 0 && anchorFingerprint(db, sessionId, state.q, state.n) !== state.h) {
-      return { kind: "reset", reason: "anchor_missing", cursor: fresh };
+      const at = state.e === null ? undefined : entrySeq(db, sessionId, state.e);
+      const moved = at !== undefined && at !== state.q;
+      return { kind: "reset", reason: moved ? "anchor_moved" : "anchor_missing", cursor: fresh };
     }
     afterSeq = state.q;
   }
@@ -191,7 +180,7 @@ function readPage(db: AgentDatabase, agentId: string, options: ReadTranscriptEve
     kind: "page",
     events,
     nextCursor: last
-      ? encodeTranscriptCursor({ a: agentId, s: sessionId, q: last.seq, g: generation, h: fingerprint(last.json), n: last.bytes })
+      ? encodeTranscriptCursor({ a: agentId, s: sessionId, q: last.seq, g: generation, h: fingerprint(last.json), n: last.bytes, e: entryIdAt(db, sessionId, last.seq) })
       : afterSeq === -1
         ? fresh
         : (options.cursor as string),
@@ -201,6 +190,14 @@ function readPage(db: AgentDatabase, agentId: string, options: ReadTranscriptEve
   };
   if (picked.requiredBytes !== undefined) page.requiredBytes = picked.requiredBytes;
   return page;
+}
+
+function entryIdAt(db: AgentDatabase, sessionId: string, seq: number): string | null {
+  return db.first(db.q.selectFrom("transcript_event_identities").select("event_id").where("session_id", "=", sessionId).where("seq", "=", seq))?.event_id ?? null;
+}
+
+function entrySeq(db: AgentDatabase, sessionId: string, entryId: string): number | undefined {
+  return db.first(db.q.selectFrom("transcript_event_identities").select("seq").where("session_id", "=", sessionId).where("event_id", "=", entryId))?.seq;
 }
 
 /**

@@ -5,6 +5,7 @@ import { openAgentDatabase } from "../../src/state/state-databases.js";
 import { readTranscriptEvents, type TranscriptPage, type TranscriptReadResult } from "../../src/state/transcript-reader.js";
 import { appendTranscript, replaceTranscript, seedSessions } from "../helpers/seed-sessions.js";
 import { makeTempState, snapshotTree } from "../helpers/temp-state.js";
+import { asLegacyV1, insertRows, withDb } from "../helpers/transcripts.js";
 
 const header = { type: "session", version: 3, id: "s1", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/tmp" };
 const message = (i: number, text = `message ${i}`) => ({ type: "message", id: `e${i}`, parentId: i > 1 ? `e${i - 1}` : null, message: { role: "user", content: text } });
@@ -144,15 +145,31 @@ describe("readTranscriptEvents", () => {
     expect(readTranscriptEvents({ paths, agentId: "main", sessionId: "s1", cursor })).toMatchObject({ kind: "reset", reason: "generation_mismatch" });
   });
 
-  it("resets with anchor_missing when the transcript was shortened or its anchor rewritten", () => {
+  it("with the generation counter, any change to a stored row is a generation_mismatch, even an in-place edit", () => {
     const { paths } = seeded(6);
     const cursor = page(readTranscriptEvents({ paths, agentId: "main", sessionId: "s1", maxEvents: 5 })).nextCursor;
-    replaceTranscript(paths, "main", "s1", [header, message(1), message(2)]);
+    withDb(paths, "main", (db) => db.handle.prepare("UPDATE transcript_events SET event_json = ? WHERE session_id = 's1' AND seq = 2").run(JSON.stringify(message(2, "edited"))));
+    expect(readTranscriptEvents({ paths, agentId: "main", sessionId: "s1", cursor })).toMatchObject({ kind: "reset", reason: "generation_mismatch" });
+  });
+
+  it("on an older v1 file (no counter), resets with anchor_missing when shortened or its anchor rewritten, anchor_moved when it moved", () => {
+    const { paths } = seeded(6);
+    const rewrite = (events: Array<Record<string, unknown>>) =>
+      asLegacyV1(paths, "main", (h) => {
+        h.prepare("DELETE FROM transcript_events WHERE session_id = 's1'").run();
+        insertRows(h, "s1", events, 0);
+      });
+    rewrite([header, message(1), message(2), message(3), message(4), message(5)]);
+    const cursor = page(readTranscriptEvents({ paths, agentId: "main", sessionId: "s1", maxEvents: 5 })).nextCursor;
+    rewrite([header, message(1), message(2)]);
     expect(readTranscriptEvents({ paths, agentId: "main", sessionId: "s1", cursor })).toMatchObject({ kind: "reset", reason: "anchor_missing" });
-    replaceTranscript(paths, "main", "s1", [header, message(1), message(2), message(3), message(4, "edited"), message(5)]);
+    rewrite([header, message(1), message(2), message(3), message(4, "edited"), message(5)]);
     expect(readTranscriptEvents({ paths, agentId: "main", sessionId: "s1", cursor })).toMatchObject({ kind: "reset", reason: "anchor_missing" });
+    // The anchor (entry e4 at seq 4) now sits at seq 5 behind an inserted entry.
+    rewrite([header, message(1), message(2), message(3), message(9), message(4), message(5)]);
+    expect(readTranscriptEvents({ paths, agentId: "main", sessionId: "s1", cursor })).toMatchObject({ kind: "reset", reason: "anchor_moved" });
     // The same content at the same place is the same anchor: a rewrite that changed nothing keeps the cursor.
-    replaceTranscript(paths, "main", "s1", [header, message(1), message(2), message(3), message(4), message(5)]);
+    rewrite([header, message(1), message(2), message(3), message(4), message(5)]);
     expect(page(readTranscriptEvents({ paths, agentId: "main", sessionId: "s1", cursor })).events.map((e) => e.seq)).toEqual([5]);
   });
 

@@ -15,7 +15,15 @@ const MODEL_WIDTH = 24;
 const TOKENS_WIDTH = 20;
 /** Lines between waits for stdout to drain: keeps `--limit all` flat in memory behind a slow pipe. */
 const FLUSH_EVERY = 500;
-const PREVIEW_WIDTH = 100;
+/** Text never gets fewer columns than this, however long the line's prefix. */
+const MIN_TEXT_WIDTH = 20;
+
+export interface TextLayout {
+  /** Columns to fit each line into (terminal width). */
+  width: number;
+  /** Print message text whole (newlines kept, continuation lines indented) instead of one fitted line. */
+  full: boolean;
+}
 
 export async function renderSessionList(output: Output, list: SessionList): Promise<number> {
   const storeFailed = list.stores.some((s) => s.error !== undefined);
@@ -98,7 +106,7 @@ function listLine(output: Output, row: SessionSummary, now: number, agentWidth: 
     .trimEnd();
 }
 
-export function renderSessionShow(output: Output, result: ShowSessionResult): number {
+export function renderSessionShow(output: Output, result: ShowSessionResult, layout: TextLayout = { width: 120, full: false }): number {
   if (output.json) {
     output.writeJson(jsonEnvelope("sessions show", result));
     return ExitCode.ok;
@@ -147,7 +155,7 @@ export function renderSessionShow(output: Output, result: ShowSessionResult): nu
     } else {
       const bounded = ev.items.length < ev.requested && ev.hasEarlier ? ` (byte budget ${formatCount(ev.maxBytes)} reached; --max-bytes raises it)` : "";
       output.log(s.bold(`Last ${ev.items.length} event(s)${bounded}`));
-      for (const e of ev.items) output.log(`  ${eventLine(e)}`);
+      for (const e of ev.items) for (const l of eventLines(e, layout)) output.log(l);
     }
   }
   if (result.export) output.log(`Exported ${formatCount(result.export.events)} event(s) (${formatBytes(result.export.bytes)}) to ${result.export.path}`);
@@ -178,12 +186,22 @@ function entryText(entry: Record<string, unknown>, verbose: boolean): string {
   return parts.length > 0 ? parts.join(" ") : "(empty)";
 }
 
-function eventLine(e: ShownEvent): string {
+function eventLines(e: ShownEvent, layout: TextLayout): string[] {
   const event = e.event;
   const record = isRecord(event) ? event : null;
   const when = record && typeof record.timestamp === "string" ? record.timestamp.replace(/\.\d{3}Z$/, "Z") : formatTime(e.createdAt);
   const type = record && typeof record.type === "string" ? record.type : "?";
-  return `#${String(e.seq).padEnd(5)} ${when}  ${type.padEnd(9)} ${preview(summarizeEvent(record, event))}`;
+  return fitText(`  #${String(e.seq).padEnd(5)} ${when}  ${type.padEnd(9)} `, summarizeEvent(record, event), layout);
+}
+
+/**
+ * `prefix` + text fitted to the width on one line (whitespace folded, "…" at the cut), or with `full` the
+ * whole text: its first line after the prefix, later lines indented by four spaces.
+ */
+export function fitText(prefix: string, text: string, layout: TextLayout): string[] {
+  if (!layout.full) return [`${prefix}${truncate(text.replace(/\s+/g, " ").trim(), Math.max(MIN_TEXT_WIDTH, layout.width - prefix.length))}`.trimEnd()];
+  const [first = "", ...rest] = text.replace(/\r\n?/g, "\n").split("\n");
+  return [`${prefix}${first}`.trimEnd(), ...rest.map((l) => `    ${l}`.trimEnd())];
 }
 
 function summarizeEvent(record: Record<string, unknown> | null, raw: unknown): string {
@@ -201,7 +219,8 @@ function summarizeEvent(record: Record<string, unknown> | null, raw: unknown): s
   return "";
 }
 
-function contentText(content: unknown): string {
+/** Message content as display text: text blocks, and markers for tool calls, images and thinking. */
+export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   const parts: string[] = [];
@@ -213,10 +232,6 @@ function contentText(content: unknown): string {
     else if (block.type === "thinking") parts.push("[thinking]");
   }
   return parts.join(" ");
-}
-
-function preview(text: string): string {
-  return truncate(text.replace(/\s+/g, " ").trim(), PREVIEW_WIDTH);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

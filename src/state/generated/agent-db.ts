@@ -166,6 +166,11 @@ export interface TranscriptEventsTable {
   created_at: number;
 }
 
+export interface TranscriptGenerationsTable {
+  session_id: string;
+  generation: number;
+}
+
 export interface TranscriptSnapshotsTable {
   session_id: string;
   snapshot_id: string;
@@ -202,6 +207,7 @@ export interface AgentDB {
   trajectory_runtime_events: TrajectoryRuntimeEventsTable;
   transcript_event_identities: TranscriptEventIdentitiesTable;
   transcript_events: TranscriptEventsTable;
+  transcript_generations: TranscriptGenerationsTable;
   transcript_snapshots: TranscriptSnapshotsTable;
   vfs_entries: VfsEntriesTable;
 }
