@@ -136,6 +136,34 @@ function isZero(buf: Buffer): boolean {
   return true;
 }
 
+/**
+ * The entry's type from its typeflag. node-tar turns a regular-file entry whose own name field ends in '/'
+ * into a directory, but that field is only a truncated stand-in when a long name follows in pax or GNU form;
+ * the full name decides (the old convention: a '0' entry named `dir/` is a directory).
+ */
+function entryType(block: Buffer, decoded: string, fullPath: string): string {
+  const flag = block[156];
+  if (flag !== 0x30 && flag !== 0x00) return decoded;
+  if (fullPath.endsWith("/")) return "Directory";
+  return flag === 0x00 ? "OldFile" : "File";
+}
+
+/** The size field (octal text, or GNU base-256 for large sizes), read from the block itself. */
+function headerSize(block: Buffer, at: number): number {
+  const field = block.subarray(124, 136);
+  if (field[0]! & 0x80) {
+    if (field[0] === 0xff) throw new TarProblem(`negative size in the tar header at byte ${at}`);
+    let n = field[0]! & 0x7f;
+    for (let i = 1; i < field.length; i += 1) n = n * 256 + field[i]!;
+    if (!Number.isSafeInteger(n)) throw new TarProblem(`size too large in the tar header at byte ${at}`);
+    return n;
+  }
+  const text = field.toString("latin1").replace(/[\0 ]+$/, "").replace(/^ +/, "");
+  if (text === "") return 0;
+  if (!/^[0-7]+$/.test(text)) throw new TarProblem(`malformed size ${JSON.stringify(text)} in the tar header at byte ${at}`);
+  return parseInt(text, 8);
+}
+
 type MetaKind = "pax" | "longPath" | "longLink";
 const META_TYPES: ReadonlyMap<string, MetaKind> = new Map([
   ["ExtendedHeader", "pax"],
@@ -235,8 +263,9 @@ export async function readTar(chunks: AsyncIterable<Buffer>, visitor: TarVisitor
       }
       if (!header.cksumValid) throw new TarProblem(`damaged tar header at byte ${blockStart} (checksum mismatch)`);
       headerOffset = blockStart;
-      const type = header.type;
-      const rawSize = header.size ?? 0;
+      const path = ex.path ?? header.path ?? "";
+      const type = entryType(block, header.type, path);
+      const rawSize = type === "Directory" ? 0 : headerSize(block, blockStart);
       const kind = META_TYPES.get(type);
       if (kind) {
         if (seenMeta.has(kind)) throw new TarProblem(`two ${kind === "pax" ? "pax headers" : "GNU long names"} for one entry at byte ${blockStart}`);
@@ -252,7 +281,7 @@ export async function readTar(chunks: AsyncIterable<Buffer>, visitor: TarVisitor
       }
       const size = type === "Directory" ? 0 : (ex.size ?? rawSize);
       const entry: TarEntry = {
-        path: ex.path ?? header.path ?? "",
+        path,
         type,
         size,
         mode: header.mode ?? 0,
