@@ -157,12 +157,13 @@ function deepestPathProblem(asset: BackupAsset, destination: string, manifest: B
 }
 
 function refusalError(archivePath: string, refusals: readonly Refusal[]): OperationError {
-  const lines = refusals.map((r) => `  ${r.asset.kind} ${r.asset.sourcePath}${r.destination && r.destination !== r.asset.sourcePath ? ` → ${r.destination}` : ""}: ${r.reason}`);
-  return new OperationError(
-    "restore_refused",
-    `backup restore refused ${refusals.length} asset(s) of ${archivePath}; nothing was written:\n${lines.join("\n")}`,
-    { path: archivePath },
-  );
+  const describe = (r: Refusal): string => `${r.asset.kind} ${r.asset.sourcePath}${r.destination && r.destination !== r.asset.sourcePath ? ` → ${r.destination}` : ""}: ${r.reason}`;
+  // One refusal is one line; several get a summary line and one line each.
+  const message =
+    refusals.length === 1
+      ? `backup restore refused the ${describe(refusals[0]!)}; nothing was written (archive ${archivePath}).`
+      : `backup restore refused ${refusals.length} assets of ${archivePath}; nothing was written:\n${refusals.map((r) => `  ${describe(r)}`).join("\n")}`;
+  return new OperationError("restore_refused", message, { path: archivePath });
 }
 
 export function planRestore(manifest: BackupManifest, options: PlanRestoreOptions): RestorePlan {
