@@ -9,7 +9,8 @@ import { manifestOf, withManifest, type RawEntry } from "./tar-tools.js";
 export const AGENT_DB = "payload/state/agents/main/agent/openclaw-agent.sqlite";
 export const GLOBAL_DB = "payload/state/state/openclaw.sqlite";
 
-type Manifest = ReturnType<typeof manifestOf> & Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// any: a hostile manifest is edited as loose JSON, field by field.
+type Manifest = Record<string, any>;
 
 /** A valid archive's entries plus its manifest, edited together; `entries()` re-serializes with honest totals. */
 export class ArchiveEdit {
