@@ -111,6 +111,7 @@ export function validateManifest(raw: unknown): BackupManifest {
   if (m.format !== MANIFEST_FORMAT) fail(`manifest format is ${JSON.stringify(m.format)}, not "${MANIFEST_FORMAT}"`);
   const root = str(m.archiveRoot, "archiveRoot");
   if (!isSafeRelativePath(root) || root.includes("/")) fail(`manifest archiveRoot ${JSON.stringify(root)} is not a single safe name`);
+  if (pathLengthProblem(root)) fail(`manifest archiveRoot ${pathLengthProblem(root)}`);
   str(m.createdAt, "createdAt");
   str(m.runId, "runId");
   const paths = checkPaths(m.paths);

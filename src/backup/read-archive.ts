@@ -50,12 +50,13 @@ export interface ArchivedDatabase {
   record: ManifestDatabase | undefined;
 }
 
-function describeKind(st: fs.Stats): string {
-  if (st.isDirectory()) return "a directory";
-  if (st.isFIFO()) return "a FIFO (named pipe)";
-  if (st.isSocket()) return "a socket";
-  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
-  return "not a regular file";
+function notAnArchive(file: string, st: fs.Stats): UsageError {
+  const kind = st.isDirectory() ? "a directory" : st.isFIFO() ? "a FIFO (named pipe)" : st.isSocket() ? "a socket" : st.isCharacterDevice() || st.isBlockDevice() ? "a device" : "not a regular file";
+  return new UsageError(`${file} is ${kind}, not an archive; pass the path of a .tar.gz file (nothing was read).`, "not_a_file", { path: file });
+}
+
+function unreadable(file: string, error: unknown): OperationError {
+  return new OperationError("archive_unreadable", `Cannot read archive ${file} (${describeError(error)}); check the path and its permissions.`, { path: file, cause: error });
 }
 
 /**
@@ -68,9 +69,9 @@ export function checkArchiveFile(file: string): number {
     st = fs.statSync(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new NotFoundError(`Archive ${file} does not exist; check the path (\`openclaw-state backup list\` shows known archives).`, { path: file });
-    throw new OperationError("archive_unreadable", `Cannot read archive ${file} (${describeError(error)}); check the path and its permissions.`, { path: file, cause: error });
+    throw unreadable(file, error);
   }
-  if (!st.isFile()) throw new UsageError(`${file} is ${describeKind(st)}, not an archive; pass the path of a .tar.gz file (nothing was read).`, "not_a_file", { path: file });
+  if (!st.isFile()) throw notAnArchive(file, st);
   return st.size;
 }
 
@@ -81,12 +82,12 @@ function openArchive(file: string): number {
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch (error) {
-    throw new OperationError("archive_unreadable", `Cannot read archive ${file} (${describeError(error)}); check the path and its permissions.`, { path: file, cause: error });
+    throw unreadable(file, error);
   }
   const st = fs.fstatSync(fd);
   if (!st.isFile()) {
     fs.closeSync(fd);
-    throw new UsageError(`${file} is ${describeKind(st)}, not an archive; pass the path of a .tar.gz file (nothing was read).`, "not_a_file", { path: file });
+    throw notAnArchive(file, st);
   }
   return fd;
 }

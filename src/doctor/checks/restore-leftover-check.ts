@@ -11,9 +11,8 @@ import type { CheckContext, CheckResult, DoctorCheck, Finding, Repair } from "..
 
 export const PRE_RESTORE_MARKER = ".pre-restore-";
 
-/** Previous copies of `dest` kept by a restore, newest first (the stamp sorts as time). */
-export function preRestoreCopies(dest: string): string[] {
-  const base = `${path.basename(dest)}${PRE_RESTORE_MARKER}`;
+/** Names beside `dest` (in its parent dir) that `keep` accepts, sorted, as full paths. */
+function siblings(dest: string, keep: (name: string) => boolean): string[] {
   let names: string[];
   try {
     names = fs.readdirSync(path.dirname(dest));
@@ -21,28 +20,24 @@ export function preRestoreCopies(dest: string): string[] {
     return [];
   }
   return names
-    .filter((n) => n.startsWith(base))
+    .filter(keep)
     .sort()
-    .reverse()
     .map((n) => path.join(path.dirname(dest), n));
+}
+
+/** Previous copies of `dest` kept by a restore, newest first (the stamp sorts as time). */
+export function preRestoreCopies(dest: string): string[] {
+  const base = `${path.basename(dest)}${PRE_RESTORE_MARKER}`;
+  return siblings(dest, (n) => n.startsWith(base)).reverse();
 }
 
 /** Staging siblings of `dest` left by restores whose process is gone (a running restore's own are not listed). */
 export function staleStagingDirs(dest: string): string[] {
   const base = path.basename(dest);
-  let names: string[];
-  try {
-    names = fs.readdirSync(path.dirname(dest));
-  } catch {
-    return [];
-  }
-  return names
-    .filter((n) => {
-      const parsed = parseStagingName(n);
-      return parsed !== null && parsed.base === base && !(parsed.pid !== null && parsed.pid !== process.pid && pidAlive(parsed.pid));
-    })
-    .sort()
-    .map((n) => path.join(path.dirname(dest), n));
+  return siblings(dest, (n) => {
+    const parsed = parseStagingName(n);
+    return parsed !== null && parsed.base === base && !(parsed.pid !== null && parsed.pid !== process.pid && pidAlive(parsed.pid));
+  });
 }
 
 function stagingFinding(dest: string, dirs: string[]): { finding: Finding; repair: Repair } {
