@@ -54,7 +54,7 @@ export type { AgentSessionStats } from "./sessions/session-stats.js";
 export { createBackup, type CreateBackupOptions, type CreateBackupResult } from "./backup/create-backup.js";
 export { verifyBackup, type VerifyBackupOptions, type VerifyBackupResult } from "./backup/verify-archive.js";
 export { restoreBackup, type RestoreBackupOptions, type RestoreBackupResult, type RestoredDatabase } from "./backup/restore-backup.js";
-export type { RestorePlan, RestorePlanItem } from "./backup/restore-plan.js";
+export type { RestorePlan, RestorePlanItem, WorkspaceDestination } from "./backup/restore-plan.js";
 export { listBackups, type ListBackupsOptions, type ListBackupsResult, type BackupListItem } from "./backup/list-backups.js";
 export { pruneBackups, type PruneBackupsOptions, type PruneBackupsResult } from "./backup/prune-backups.js";
 export type { CheckedDatabase } from "./backup/db-check.js";

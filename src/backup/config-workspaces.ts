@@ -26,11 +26,22 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** Reads a file that must be regular: opened non-blocking and type-checked, so a FIFO there never blocks us. */
+function readRegularFile(file: string): string {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw new Error("not a regular file");
+    return fs.readFileSync(fd, "utf8");
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Workspace paths named in the config, in config order, duplicates removed; a missing config means none. */
 export function readConfiguredWorkspaces(paths: StatePaths): ConfiguredWorkspaces {
   let text: string;
   try {
-    text = fs.readFileSync(paths.configPath, "utf8");
+    text = readRegularFile(paths.configPath);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { workspaces: [], warnings: [] };

@@ -1,5 +1,8 @@
-// Checks a database snapshot taken out of an archive against its manifest record (integrity, version, row counts).
+// The checks every database taken out of an archive passes, in verify and in restore alike: full integrity,
+// a schema this tool can open, and the manifest's record (row counts, version, page layout) when there is one.
+import { SCHEMA_VERSION } from "../state/generated/ddl.js";
 import type { SqliteJobRunner } from "../state/sqlite-jobs.js";
+import type { ArchivedDatabase } from "./read-archive.js";
 import type { ManifestDatabase } from "./types.js";
 
 export interface CheckedDatabase {
@@ -8,7 +11,9 @@ export interface CheckedDatabase {
   agentId: string | null;
   integrity: "ok" | "failed";
   rowCountsMatch: boolean;
-  /** Empty when the snapshot matches its manifest record. */
+  /** Listed in the manifest's `databases`; false for a SQLite file found only by its header. */
+  listed: boolean;
+  /** Empty when the snapshot passed every check. */
   problems: string[];
 }
 
@@ -22,28 +27,39 @@ function compareCounts(expected: Record<string, number>, actual: Record<string, 
   return problems;
 }
 
-/** Runs integrity_check and the row counts on `file` (on the runner's worker) and compares with the manifest. */
-export async function checkDatabaseSnapshot(runner: SqliteJobRunner, file: string, record: ManifestDatabase, check: "integrity_check" | "quick_check" | "none" = "integrity_check"): Promise<CheckedDatabase> {
-  const base = { archivePath: record.archivePath, role: record.role, agentId: record.agentId };
+/**
+ * Runs the full `integrity_check` and the row counts on `file` (on the runner's worker). An openclaw-state
+ * database (by location, manifest role or its schema_meta row) newer than this tool's schema is refused.
+ */
+export async function checkDatabaseSnapshot(runner: SqliteJobRunner, file: string, database: ArchivedDatabase): Promise<CheckedDatabase> {
+  const { record } = database;
+  const base = { archivePath: database.archivePath, role: database.role, agentId: database.agentId, listed: record !== undefined };
   let info;
   try {
-    info = await runner.run({ op: "describe", file, check });
+    info = await runner.run({ op: "describe", file, check: "integrity_check" });
   } catch (error) {
     return { ...base, integrity: "failed", rowCountsMatch: false, problems: [`cannot open the snapshot: ${(error as Error).message}`] };
   }
   if (info.problems.length > 0) {
-    return { ...base, integrity: "failed", rowCountsMatch: false, problems: info.problems.slice(0, 5).map((p) => `${check}: ${p}`) };
+    return { ...base, integrity: "failed", rowCountsMatch: false, problems: info.problems.slice(0, 5).map((p) => `integrity_check: ${p}`) };
   }
-  const problems = compareCounts(record.rowCounts, info.rowCounts);
-  const rowCountsMatch = problems.length === 0;
+  const problems: string[] = [];
+  const ours = database.role !== "other" || info.metaRole !== null;
+  if (ours && info.userVersion > SCHEMA_VERSION) {
+    problems.push(`schema version ${info.userVersion} is newer than this tool supports (${SCHEMA_VERSION}); upgrade openclaw-state to restore it`);
+  }
+  if (!record) return { ...base, integrity: "ok", rowCountsMatch: true, problems };
+  const countProblems = compareCounts(record.rowCounts, info.rowCounts);
+  problems.push(...countProblems);
   if (info.userVersion !== record.schemaVersion) problems.push(`schema version is ${info.userVersion}, the manifest says ${record.schemaVersion}`);
   if (info.pageCount !== record.pageCount || info.pageSize !== record.pageSize) {
     problems.push(`page layout is ${info.pageCount}×${info.pageSize}, the manifest says ${record.pageCount}×${record.pageSize}`);
   }
-  return { ...base, integrity: "ok", rowCountsMatch, problems };
+  return { ...base, integrity: "ok", rowCountsMatch: countProblems.length === 0, problems };
 }
 
 /** One line naming a database's first problem, for ArchiveProblem messages. */
 export function describeDatabaseProblem(checked: CheckedDatabase): string {
-  return `database ${checked.archivePath} fails its check: ${checked.problems[0] ?? "unknown problem"}`;
+  const what = checked.listed ? "database" : "SQLite file";
+  return `${what} ${checked.archivePath} fails its check: ${checked.problems[0] ?? "unknown problem"}`;
 }

@@ -4,6 +4,7 @@ import { toolVersion } from "../core/version.js";
 import type { StatePaths } from "../state/paths.js";
 import type { DatabaseFileInfo } from "../state/sqlite-snapshot.js";
 import type { WalkFile } from "./walk-assets.js";
+import { assetPathProblem, linkEscape, MAX_LINK_TARGET_BYTES, pathLengthProblem, roleAtArchivePath, SQLITE_SIDECAR_SUFFIXES } from "./archive-layout.js";
 import {
   MANIFEST_FORMAT,
   MANIFEST_SCHEMA_VERSION,
@@ -62,7 +63,43 @@ function count(value: unknown, what: string): number {
 function payloadPath(value: unknown, what: string): string {
   const p = str(value, what);
   if (!isSafeRelativePath(p) || !archivePathInside(PAYLOAD_DIR, p)) fail(`manifest ${what} ${JSON.stringify(p)} is not a safe path under ${PAYLOAD_DIR}/`);
+  const tooLong = pathLengthProblem(p);
+  if (tooLong) fail(`manifest ${what} ${p.length > 120 ? `${JSON.stringify(p.slice(0, 60))}…` : JSON.stringify(p)} ${tooLong}`);
   return p;
+}
+
+function absolutePath(value: unknown, what: string): string {
+  const p = str(value, what);
+  if (!p.startsWith("/") || p.includes("\0")) fail(`manifest ${what} ${JSON.stringify(p)} is not an absolute path`);
+  return p;
+}
+
+/** The recorded paths restore relies on (rewriting stored paths, naming destinations): all present and absolute. */
+function checkPaths(value: unknown): BackupManifest["paths"] {
+  const r = record(value, "paths");
+  return {
+    homeDir: absolutePath(r.homeDir, "paths.homeDir"),
+    stateDir: absolutePath(r.stateDir, "paths.stateDir"),
+    configPath: absolutePath(r.configPath, "paths.configPath"),
+    credentialsDir: absolutePath(r.credentialsDir, "paths.credentialsDir"),
+    backupDir: absolutePath(r.backupDir, "paths.backupDir"),
+  };
+}
+
+function checkTotals(value: unknown, m: Pick<BackupManifest, "files" | "directories" | "symlinks" | "databases">): BackupManifest["totals"] {
+  const r = record(value, "totals");
+  const want = {
+    files: m.files.length,
+    bytes: m.files.reduce((n, f) => n + f.size, 0),
+    databases: m.databases.length,
+    directories: m.directories.length,
+    symlinks: m.symlinks.length,
+  };
+  for (const [key, n] of Object.entries(want)) {
+    const declared = count(r[key], `totals.${key}`);
+    if (declared !== n) fail(`manifest totals.${key} is ${declared} but its lists add up to ${n}`);
+  }
+  return want;
 }
 
 /** Parses and checks a manifest; every path it names is safe and belongs to exactly one asset. */
@@ -74,25 +111,31 @@ export function validateManifest(raw: unknown): BackupManifest {
   if (m.format !== MANIFEST_FORMAT) fail(`manifest format is ${JSON.stringify(m.format)}, not "${MANIFEST_FORMAT}"`);
   const root = str(m.archiveRoot, "archiveRoot");
   if (!isSafeRelativePath(root) || root.includes("/")) fail(`manifest archiveRoot ${JSON.stringify(root)} is not a single safe name`);
+  if (pathLengthProblem(root)) fail(`manifest archiveRoot ${pathLengthProblem(root)}`);
   str(m.createdAt, "createdAt");
   str(m.runId, "runId");
-  record(m.paths, "paths");
+  const paths = checkPaths(m.paths);
 
   const assets: BackupAsset[] = list(m.assets, "assets").map((a, i) => {
     const r = record(a, `assets[${i}]`);
     const kind = str(r.kind, `assets[${i}].kind`) as AssetKind;
     if (!ASSET_KINDS.has(kind)) fail(`manifest assets[${i}] has unknown kind ${JSON.stringify(kind)}`);
     const type = r.type === "dir" || r.type === "file" ? r.type : fail(`manifest assets[${i}].type must be "dir" or "file"`);
-    const sourcePath = str(r.sourcePath, `assets[${i}].sourcePath`);
+    const sourcePath = absolutePath(r.sourcePath, `assets[${i}].sourcePath`);
     const excluded = list(r.excluded ?? [], `assets[${i}].excluded`).map((e, j) => {
       const p = str(e, `assets[${i}].excluded[${j}]`);
       if (!isSafeRelativePath(p)) fail(`manifest assets[${i}].excluded[${j}] is not a safe relative path`);
       return p;
     });
-    return { kind, type, sourcePath, archivePath: payloadPath(r.archivePath, `assets[${i}].archivePath`), excluded };
+    const archivePath = payloadPath(r.archivePath, `assets[${i}].archivePath`);
+    const shape = assetPathProblem(kind, type, archivePath);
+    if (shape) fail(`manifest assets[${i}]: ${shape}`);
+    return { kind, type, sourcePath, archivePath, excluded };
   });
   if (assets.length === 0) fail("manifest lists no assets");
-  if (assets.filter((a) => a.kind === "state").length > 1) fail("manifest lists more than one state asset");
+  for (const kind of ["state", "config", "credentials"] as const) {
+    if (assets.filter((a) => a.kind === kind).length > 1) fail(`manifest lists more than one ${kind} asset`);
+  }
   for (const a of assets) {
     if (a.archivePath === PAYLOAD_DIR) fail(`manifest asset ${a.kind} uses the payload root itself`);
     for (const b of assets) {
@@ -138,9 +181,15 @@ export function validateManifest(raw: unknown): BackupManifest {
     const owner = ownerOf(p);
     if (!owner || owner.type !== "dir" || owner.archivePath === p) fail(`manifest symlink ${p} is not inside a directory asset`);
     const target = str(r.target, `symlinks[${i}].target`);
-    if (target === "" || target.includes("\0")) fail(`manifest symlink ${p} has an invalid target`);
+    if (target === "" || target.includes("\0") || Buffer.byteLength(target) > MAX_LINK_TARGET_BYTES) fail(`manifest symlink ${p} has an invalid target`);
     return { archivePath: p, target };
   });
+  // No link may lead out of its own asset's restored tree, directly or through other links.
+  const linkTargets = new Map(symlinks.map((s) => [s.archivePath, s.target]));
+  for (const link of symlinks) {
+    const escape = linkEscape(link.archivePath, link.target, ownerOf(link.archivePath)!.archivePath, linkTargets);
+    if (escape) fail(`manifest symlink ${link.archivePath} leaves its asset: ${escape}`);
+  }
   // A link must be a leaf: nothing may be extracted "through" it.
   const linkPaths = new Set(symlinks.map((s) => s.archivePath));
   if (linkPaths.size > 0) {
@@ -154,6 +203,11 @@ export function validateManifest(raw: unknown): BackupManifest {
   for (const a of assets) {
     if (a.type === "file" && !files.some((f) => f.archivePath === a.archivePath)) fail(`manifest file asset ${a.archivePath} has no file entry`);
     if (a.type === "dir" && !directories.some((d) => d.archivePath === a.archivePath)) fail(`manifest directory asset ${a.archivePath} has no directory entry`);
+  }
+
+  for (const p of seen) {
+    const located = roleAtArchivePath(p);
+    if (located && !files.some((f) => f.archivePath === p)) fail(`manifest places a ${entryKindAt(p, directories, symlinks)} at the ${located.role} database path ${p}`);
   }
 
   const fileByPath = new Map(files.map((f) => [f.archivePath, f]));
@@ -187,7 +241,20 @@ export function validateManifest(raw: unknown): BackupManifest {
     };
   });
 
-  return { ...(m as unknown as BackupManifest), assets, directories, files, symlinks, databases };
+  // A -wal/-shm/-journal beside a database would be read as that database's sidecar (or block its WAL).
+  const databasePaths = new Set([...databases.map((d) => d.archivePath), ...files.map((f) => f.archivePath).filter((p) => roleAtArchivePath(p))]);
+  for (const p of seen) {
+    const suffix = SQLITE_SIDECAR_SUFFIXES.find((s) => p.endsWith(s));
+    if (suffix && databasePaths.has(p.slice(0, -suffix.length))) fail(`manifest lists ${p}, a SQLite sidecar name beside the database ${p.slice(0, -suffix.length)}`);
+  }
+  const totals = checkTotals(m.totals, { files, directories, symlinks, databases });
+
+  return { ...(m as unknown as BackupManifest), paths, assets, directories, files, symlinks, databases, totals };
+}
+
+function entryKindAt(p: string, directories: ReadonlyArray<{ archivePath: string }>, symlinks: ReadonlyArray<{ archivePath: string }>): string {
+  if (directories.some((d) => d.archivePath === p)) return "directory";
+  return symlinks.some((s) => s.archivePath === p) ? "symlink" : "non-file";
 }
 
 /** The manifest record of one database: where it came from, what its snapshot (or, in a dry-run, the live file) holds. */

@@ -3,10 +3,12 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import { pipeline } from "node:stream";
 import zlib from "node:zlib";
-import { describeError, NotFoundError } from "../core/errors.js";
+import type { Transform } from "node:stream";
+import { describeError, NotFoundError, OperationError, UsageError } from "../core/errors.js";
+import { roleAtArchivePath, SQLITE_SIDECAR_SUFFIXES } from "./archive-layout.js";
 import { MAX_MANIFEST_BYTES, ManifestProblem, validateManifest } from "./manifest.js";
 import { BLOCK, readTar, TarProblem, type TarBody, type TarEntry } from "./tar-format.js";
-import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestFile, type ProgressCallback } from "./types.js";
+import { MANIFEST_NAME, type BackupManifest, type DatabaseRole, type ManifestDatabase, type ManifestFile, type ProgressCallback } from "./types.js";
 
 /** Why an archive was refused: the message names the first problem found. */
 export class ArchiveProblem extends Error {}
@@ -22,8 +24,8 @@ export interface FileSink {
 export interface ArchiveSink {
   /** The validated manifest, before any payload entry is read. */
   manifest?(manifest: BackupManifest): void | Promise<void>;
-  /** Where a listed file's bytes go; null means hash only. */
-  file(file: ManifestFile, database: ManifestDatabase | undefined): Promise<FileSink | null>;
+  /** Where a listed file's bytes go (null: hash only); `database` is set for every file with the SQLite header. */
+  file(file: ManifestFile, database: ArchivedDatabase | undefined): Promise<FileSink | null>;
   directory?(archivePath: string): void | Promise<void>;
 }
 
@@ -33,49 +35,112 @@ export interface ArchivePassResult {
   bytes: number;
 }
 
-const GZIP_MAGIC = [0x1f, 0x8b];
 /** Per-entry allowance for header blocks (ustar + a pax record) when bounding the inflated size. */
 const HEADER_ALLOWANCE = BLOCK * 4;
 const SLACK = 1024 * 1024;
+const SQLITE_HEADER = Buffer.from("SQLite format 3\u0000", "latin1");
 
-function readMagic(file: string): Buffer {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, "r");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new NotFoundError(`Archive ${file} does not exist; check the path (\`openclaw-state backup list\` shows known archives).`, { path: file });
-    throw error;
-  }
-  try {
-    const buf = Buffer.alloc(2);
-    const n = fs.readSync(fd, buf, 0, 2, 0);
-    return buf.subarray(0, n);
-  } finally {
-    fs.closeSync(fd);
-  }
+/** A database found in the payload: by its SQLite header, whatever the manifest says. */
+export interface ArchivedDatabase {
+  archivePath: string;
+  /** By location in the state asset first, then the manifest's record; "other" for any other SQLite file. */
+  role: DatabaseRole;
+  agentId: string | null;
+  /** The manifest's record when it lists the file as a database (row counts to compare). */
+  record: ManifestDatabase | undefined;
 }
 
-/** The inflated stream, refused as soon as it grows past `limit()` bytes (decompression bombs never get far). */
-async function* inflate(file: string, limit: () => number): AsyncGenerator<Buffer> {
-  const gunzip = zlib.createGunzip({ chunkSize: 256 * 1024 });
-  const source = fs.createReadStream(file, { highWaterMark: 1024 * 1024 });
-  pipeline(source, gunzip, () => undefined);
+function notAnArchive(file: string, st: fs.Stats): UsageError {
+  const kind = st.isDirectory() ? "a directory" : st.isFIFO() ? "a FIFO (named pipe)" : st.isSocket() ? "a socket" : st.isCharacterDevice() || st.isBlockDevice() ? "a device" : "not a regular file";
+  return new UsageError(`${file} is ${kind}, not an archive; pass the path of a .tar.gz file (nothing was read).`, "not_a_file", { path: file });
+}
+
+function unreadable(file: string, error: unknown): OperationError {
+  return new OperationError("archive_unreadable", `Cannot read archive ${file} (${describeError(error)}); check the path and its permissions.`, { path: file, cause: error });
+}
+
+/**
+ * Size of the archive at `file`, refused at once when it is missing or not a regular file (a FIFO would block
+ * the read forever, a directory fails with EISDIR). Symlinks the user names are followed.
+ */
+export function checkArchiveFile(file: string): number {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new NotFoundError(`Archive ${file} does not exist; check the path (\`openclaw-state backup list\` shows known archives).`, { path: file });
+    throw unreadable(file, error);
+  }
+  if (!st.isFile()) throw notAnArchive(file, st);
+  return st.size;
+}
+
+/** Opens without blocking (O_NONBLOCK: a FIFO swapped in after the check cannot hang us) and re-checks the type. */
+function openArchive(file: string): number {
+  checkArchiveFile(file);
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    throw unreadable(file, error);
+  }
+  const st = fs.fstatSync(fd);
+  if (!st.isFile()) {
+    fs.closeSync(fd);
+    throw notAnArchive(file, st);
+  }
+  return fd;
+}
+
+interface Decompressor {
+  name: string;
+  create(): Transform;
+  /** True when `error` means damaged or truncated compressed data. */
+  isCorrupt(error: unknown): boolean;
+}
+
+const GZIP: Decompressor = {
+  name: "gzip",
+  create: () => zlib.createGunzip({ chunkSize: 256 * 1024 }),
+  isCorrupt: (error) => {
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    return code.startsWith("Z_") || /unexpected end of file|incorrect header|invalid|too far back|checksum/i.test(describeError(error));
+  },
+};
+
+/**
+ * The one place archive bytes become tar bytes: the decompressor is chosen from the file's first bytes
+ * (another compression format is one more branch here). Null when the format is not one we write.
+ */
+function decompressorFor(magic: Buffer): Decompressor | null {
+  if (magic.length >= 2 && magic[0] === 0x1f && magic[1] === 0x8b) return GZIP;
+  return null;
+}
+
+function readMagic(fd: number): Buffer {
+  const buf = Buffer.alloc(4);
+  const n = fs.readSync(fd, buf, 0, buf.length, 0);
+  return buf.subarray(0, n);
+}
+
+/** The decompressed stream, refused as soon as it grows past `limit()` bytes (decompression bombs never get far). */
+async function* decompressed(fd: number, decompressor: Decompressor, limit: () => number): AsyncGenerator<Buffer> {
+  const inflater = decompressor.create();
+  const source = fs.createReadStream("", { fd, start: 0, highWaterMark: 1024 * 1024, autoClose: true });
+  pipeline(source, inflater, () => undefined);
   let total = 0;
   try {
-    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+    for await (const chunk of inflater as AsyncIterable<Buffer>) {
       total += chunk.length;
       if (total > limit()) throw new ArchiveProblem(`the archive inflates past the ${limit()} bytes its manifest accounts for (decompression bomb or unlisted data)`);
       yield chunk;
     }
   } catch (error) {
     if (error instanceof ArchiveProblem || error instanceof TarProblem || error instanceof ManifestProblem) throw error;
-    const code = (error as NodeJS.ErrnoException).code ?? "";
-    if (code.startsWith("Z_") || /unexpected end of file|incorrect header|invalid|too far back|checksum/i.test(describeError(error))) {
-      throw new ArchiveProblem(`the archive is truncated or corrupt (gzip: ${describeError(error)})`);
-    }
+    if (decompressor.isCorrupt(error)) throw new ArchiveProblem(`the archive is truncated or corrupt (${decompressor.name}: ${describeError(error)})`);
     throw error;
   } finally {
-    gunzip.destroy();
+    inflater.destroy();
     source.destroy();
   }
 }
@@ -115,13 +180,35 @@ function checkType(entry: TarEntry): "file" | "dir" {
 const discard: TarBody = { write() {}, end() {} };
 
 /**
+ * Whether a payload file is a database: its SQLite header decides, whatever the manifest says. A file the
+ * manifest calls a database, or one at the global/agent database path, must carry the header.
+ */
+function classifyPayloadFile(rel: string, listed: ManifestFile, record: ManifestDatabase | undefined, sqlite: boolean): ArchivedDatabase | undefined {
+  const located = roleAtArchivePath(rel);
+  if (!sqlite) {
+    if (record) throw new ArchiveProblem(`${rel} is listed as a database but is not a SQLite file`);
+    if (located && listed.size > 0) throw new ArchiveProblem(`${rel} sits at the ${located.role} database path but is not a SQLite file`);
+    return undefined;
+  }
+  return { archivePath: rel, role: located?.role ?? record?.role ?? "other", agentId: located?.agentId ?? record?.agentId ?? null, record };
+}
+
+/**
  * Streams the archive once: manifest first (validated, bounded), then each payload entry checked against it
  * (type, path, no duplicates, size, sha256) and handed to the sink; at the end nothing listed may be missing.
  * Throws ArchiveProblem naming the first problem; the sink's open file is aborted on any failure.
  */
 export async function readArchive(archivePath: string, sink: ArchiveSink, onProgress?: ProgressCallback, phase: "verify" | "extract" = "verify"): Promise<ArchivePassResult> {
-  const magic = readMagic(archivePath);
-  if (magic.length < 2 || magic[0] !== GZIP_MAGIC[0] || magic[1] !== GZIP_MAGIC[1]) {
+  const fd = openArchive(archivePath);
+  let decompressor: Decompressor | null;
+  try {
+    decompressor = decompressorFor(readMagic(fd));
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+  if (!decompressor) {
+    fs.closeSync(fd);
     throw new ArchiveProblem("the file is not a gzip archive (a backup is a .tar.gz written by `openclaw-state backup create`)");
   }
   let limit = MAX_MANIFEST_BYTES + HEADER_ALLOWANCE + SLACK;
@@ -131,6 +218,8 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
   let directories = new Set<string>();
   let databases = new Map<string, ManifestDatabase>();
   const seen = new Set<string>();
+  /** Payload files that start with the SQLite header: databases, whatever the manifest says. */
+  const foundDatabases: string[] = [];
   let bytes = 0;
   let fileCount = 0;
   let totalBytes = 0;
@@ -185,30 +274,49 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
       if (entry.size > listed.size) throw new ArchiveProblem(`entry ${rel} is larger than its manifest size (${entry.size} > ${listed.size} bytes)`);
       if (entry.size < listed.size) throw new ArchiveProblem(`entry ${rel} is smaller than its manifest size (${entry.size} < ${listed.size} bytes)`);
       const hash = crypto.createHash("sha256");
-      const out = await sink.file(listed, databases.get(rel));
-      openSink = out;
+      const record = databases.get(rel);
+      // The sink is chosen once the first 16 bytes are in: a SQLite header makes the file a database.
+      let head: Buffer[] | null = [];
+      let headBytes = 0;
+      let out: FileSink | null = null;
+      const open = async (): Promise<void> => {
+        const first = Buffer.concat(head!);
+        head = null;
+        const database = classifyPayloadFile(rel, listed, record, first.subarray(0, SQLITE_HEADER.length).equals(SQLITE_HEADER));
+        if (database) foundDatabases.push(rel);
+        out = await sink.file(listed, database);
+        openSink = out;
+        if (first.length > 0) await out?.write(first);
+      };
       return {
         write: (chunk) => {
           hash.update(chunk);
           bytes += chunk.length;
+          if (bytes > totalBytes) throw new ArchiveProblem(`the payload grows past the ${totalBytes} bytes the manifest declares`);
           onProgress?.({ phase, bytesDone: bytes, bytesTotal: totalBytes, path: rel });
+          if (head) {
+            head.push(chunk);
+            headBytes += chunk.length;
+            return headBytes >= SQLITE_HEADER.length ? open() : undefined;
+          }
           return out?.write(chunk);
         },
         end: async () => {
+          if (head) await open();
           const digest = hash.digest("hex");
           if (digest !== listed.sha256) {
             throw new ArchiveProblem(`the sha256 of ${rel} does not match the manifest (the file or the manifest was altered)`);
           }
           openSink = null;
           fileCount += 1;
-          await out?.finish();
+          await (out as FileSink | null)?.finish();
         },
       };
     },
   };
 
   try {
-    await readTar(inflate(archivePath, () => limit), visitor);
+    await readTar(decompressed(fd, decompressor, () => limit), visitor);
   } catch (error) {
     const pending = openSink as FileSink | null;
     if (pending) await pending.abort().catch(() => undefined);
@@ -219,6 +327,10 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
   const m: BackupManifest = manifest;
   for (const d of m.directories) if (!seen.has(d.archivePath)) throw new ArchiveProblem(`listed directory ${d.archivePath} is missing from the archive`);
   for (const f of m.files) if (!seen.has(f.archivePath)) throw new ArchiveProblem(`listed file ${f.archivePath} is missing from the archive`);
+  for (const db of foundDatabases) {
+    const side = SQLITE_SIDECAR_SUFFIXES.map((suffix) => `${db}${suffix}`).find((p) => seen.has(p) || m.symlinks.some((l) => l.archivePath === p));
+    if (side) throw new ArchiveProblem(`${side} sits beside the SQLite database ${db} under a sidecar name`);
+  }
   return { manifest: m, files: fileCount, bytes };
 }
 

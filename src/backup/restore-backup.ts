@@ -1,21 +1,24 @@
 // `backup restore`: manifest → plan → consent → lease → verify-while-extracting into staging siblings → swap.
 import fs from "node:fs";
 import path from "node:path";
-import { describeError, OperationError, OpenclawStateError, StateLockedError } from "../core/errors.js";
+import { describeError, OperationError, OpenclawStateError, StateLockedError, UsageError } from "../core/errors.js";
 import { acquireMaintenanceLease, describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
-import type { StatePaths } from "../state/paths.js";
-import { ensurePrivateDir, fsyncDir, pathExists } from "../state/private-fs.js";
+import { isPathInside, type StatePaths } from "../state/paths.js";
+import { ensurePrivateDir, ensurePrivateDirBelow, fsyncDir, pathExists } from "../state/private-fs.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
+import type { PathMove } from "../state/sqlite-snapshot.js";
 import { checkDatabaseSnapshot, describeDatabaseProblem } from "./db-check.js";
 import { FileWriterPool } from "./file-writer.js";
+import { realpathOrNull } from "./asset-plan.js";
 import { archivePathInside } from "./manifest.js";
 import { ArchiveProblem, readArchive, readArchiveManifest, type ArchiveSink } from "./read-archive.js";
-import { planRestore, type RestorePlan, type RestorePlanItem } from "./restore-plan.js";
-import { carryKeptPaths, compactStamp, swapIntoPlace, type StagedItem } from "./restore-swap.js";
+import { planRestore, type RestorePlan, type RestorePlanItem, type WorkspaceDestination } from "./restore-plan.js";
+import { checkFreeSpace, pathMoves } from "./restore-checks.js";
+import { carryKeptPaths, compactStamp, stagingPrefix, swapIntoPlace, type StagedItem } from "./restore-swap.js";
 import type { BackupManifest, ManifestDatabase, ProgressCallback, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
 
-export type { RestorePlan, RestorePlanItem } from "./restore-plan.js";
+export type { RestorePlan, RestorePlanItem, WorkspaceDestination } from "./restore-plan.js";
 
 export interface RestoreBackupOptions {
   paths: StatePaths;
@@ -24,8 +27,12 @@ export interface RestoreBackupOptions {
   dryRun?: boolean;
   /** Restore into this new or empty directory instead of the live paths (no lease needed). */
   target?: string;
-  /** Default true: workspaces are restored to their recorded paths. */
+  /** Default true: workspaces are restored where the current config (or workspaceDestinations) puts them. */
   includeWorkspace?: boolean;
+  /** `--workspace <recorded>=<dir>`: destinations the operator names for archived workspaces. */
+  workspaceDestinations?: WorkspaceDestination[];
+  /** Take a verified backup of the current state (createBackup, default backup dir) before anything is replaced. */
+  backup?: boolean;
   /** Take the state lease even if another live process holds it. */
   force?: boolean;
   /** Asked once with the plan before anything is written; false ends with status "declined". */
@@ -41,6 +48,7 @@ export interface RestoredDatabase {
   role: ManifestDatabase["role"];
   agentId: string | null;
   leasesDropped: number;
+  pathsRewritten: number;
 }
 
 export interface RestoreBackupResult {
@@ -54,6 +62,10 @@ export interface RestoreBackupResult {
   skipped: SkippedItem[];
   databases: RestoredDatabase[];
   removedSidecars: string[];
+  /** Stored absolute paths moved to the restored location (agent_databases, store keys, …). */
+  pathsRewritten: number;
+  /** The backup of the replaced state taken with `backup: true` (null when none was taken). */
+  preRestoreBackup: { archivePath: string; verified: boolean } | null;
   warnings: string[];
 }
 
@@ -145,6 +157,14 @@ interface Extraction {
   stagedDatabases: Array<{ staged: string; destination: string }>;
 }
 
+/** Creates a destination's parent: below the real state dir component by component, never through a link. */
+function ensureParentOf(destination: string, paths: StatePaths): void {
+  const parent = path.dirname(destination);
+  const stateReal = realpathOrNull(paths.stateDir);
+  if (stateReal && isPathInside(stateReal, parent)) ensurePrivateDirBelow(stateReal, parent);
+  else ensurePrivateDir(parent);
+}
+
 /** The single pass: every entry verified (readArchive) and each restored asset's entries written into staging. */
 async function extractToStaging(
   plan: RestorePlan,
@@ -164,9 +184,8 @@ async function extractToStaging(
       location.set(item.archivePath, path.join(location.get(outer.archivePath)!, path.relative(outer.destination, item.destination)));
       continue;
     }
-    const parent = path.dirname(item.destination);
-    ensurePrivateDir(parent);
-    const stagingRoot = fs.mkdtempSync(path.join(parent, `.${path.basename(item.destination)}.restore-${stamp}-`));
+    ensureParentOf(item.destination, paths);
+    const stagingRoot = fs.mkdtempSync(stagingPrefix(item.destination, stamp));
     const stagedPath = item.type === "dir" ? stagingRoot : path.join(stagingRoot, path.basename(item.destination));
     location.set(item.archivePath, stagedPath);
     staged.push({ item, staged: stagedPath, stagingRoot });
@@ -178,8 +197,7 @@ async function extractToStaging(
     const rel = archivePath.slice(item.archivePath.length + 1);
     return rel === "" ? base : path.join(base, ...rel.split("/"));
   };
-  const stateItem = plan.items.find((i) => i.kind === "state");
-  const rewriteRegistry = stateItem ? { from: manifest.paths.stateDir, to: plan.target ? stateItem.destination : paths.stateDir } : undefined;
+  const moves = pathMoves(manifest, plan, paths);
 
   const pool = new FileWriterPool();
   const createdDirs = new Set<string>(staged.map((s) => s.stagingRoot));
@@ -216,9 +234,8 @@ async function extractToStaging(
           await writer.finish();
           // Checked and made live-ready on the worker while the next entries stream in.
           const work = writer.closed.then(async () => {
-            // quick_check, not integrity_check: the bytes already matched the manifest's sha256, taken over a snapshot
-            // that passed integrity_check when the archive was made; the full check would be most of the restore's time.
-            const checked = await checkDatabaseSnapshot(runner, target, database, "quick_check");
+            // The same checks as verify (a manifest's sha256 proves only that the manifest and the bytes agree).
+            const checked = await checkDatabaseSnapshot(runner, target, database);
             if (checked.problems.length > 0) {
               failure ??= describeDatabaseProblem(checked);
               return;
@@ -226,7 +243,8 @@ async function extractToStaging(
             const done = await runner.run({
               op: "finalize",
               file: target,
-              options: { dropLeases: database.role === "global", rewriteRegistry: database.role === "global" ? rewriteRegistry : undefined },
+              // A lease in an archive belongs to a process on the machine that made it: every row goes.
+              options: { dropLeases: true, rewritePaths: database.role === "global" ? moves : undefined },
             });
             const owner = ownerOf(plan.items, listed.archivePath)!;
             const rel = listed.archivePath.slice(owner.archivePath.length + 1);
@@ -238,6 +256,7 @@ async function extractToStaging(
               role: database.role,
               agentId: database.agentId,
               leasesDropped: done.leasesDropped,
+              pathsRewritten: done.pathsRewritten,
             });
           });
           work.catch(() => undefined);
@@ -288,9 +307,28 @@ function removeStaleSidecars(stagedDatabases: ReadonlyArray<{ staged: string; de
   return removed;
 }
 
+/**
+ * `--backup`: a verified archive of what the restore is about to replace, in the default backup dir. A
+ * failure stops the restore before anything is swapped.
+ */
+async function backupCurrentState(plan: RestorePlan, paths: StatePaths, warnings: string[]): Promise<RestoreBackupResult["preRestoreBackup"]> {
+  if (!plan.items.some((i) => i.action === "replace" && !i.nestedIn)) {
+    warnings.push("--backup: nothing is replaced (every destination is new), so no backup was taken.");
+    return null;
+  }
+  const { createBackup } = await import("./create-backup.js");
+  try {
+    const backup = await createBackup({ paths, verify: true });
+    return { archivePath: backup.archivePath, verified: backup.verified };
+  } catch (error) {
+    throw new OperationError("pre_restore_backup_failed", `The backup of the current state (--backup) failed: ${describeError(error).replace(/\.$/, "")}; nothing was restored.`, { cause: error });
+  }
+}
+
 export async function restoreBackup(options: RestoreBackupOptions): Promise<RestoreBackupResult> {
   const { paths } = options;
   const archivePath = path.resolve(options.archivePath);
+  if (options.backup && options.target) throw new UsageError("--backup takes a backup of the state a restore replaces; with --target nothing is replaced, so leave --backup out.", "usage");
   let manifest: BackupManifest;
   try {
     manifest = await readArchiveManifest(archivePath);
@@ -298,7 +336,14 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     if (error instanceof ArchiveProblem) throw refused(archivePath, error.message);
     throw error;
   }
-  const plan = planRestore(manifest, { paths, archivePath, target: options.target, includeWorkspace: options.includeWorkspace });
+  const plan = planRestore(manifest, {
+    paths,
+    archivePath,
+    target: options.target,
+    includeWorkspace: options.includeWorkspace,
+    workspaceDestinations: options.workspaceDestinations,
+  });
+  checkFreeSpace(plan);
   const result: RestoreBackupResult = {
     status: "dry-run",
     archivePath,
@@ -309,6 +354,8 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     skipped: plan.skipped,
     databases: [],
     removedSidecars: [],
+    pathsRewritten: 0,
+    preRestoreBackup: null,
     warnings: [],
   };
 
@@ -353,6 +400,7 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
       await precheck;
       result.removedSidecars = removeStaleSidecars(extraction.stagedDatabases);
       lease = plan.target ? null : await takeLease(paths, Boolean(options.force), result.warnings);
+      if (options.backup) result.preRestoreBackup = await backupCurrentState(plan, paths, result.warnings);
       done = swapIntoPlace(extraction.staged, stamp, options.failAfterSwaps);
     } finally {
       for (const s of extraction.staged) fs.rmSync(s.stagingRoot, { recursive: true, force: true });
@@ -360,7 +408,9 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     const carried = carryKeptPaths(done);
     result.warnings.push(...carried.warnings);
     result.databases = extraction.databases.sort((a, b) => a.archivePath.localeCompare(b.archivePath));
+    result.pathsRewritten = result.databases.reduce((n, d) => n + d.pathsRewritten, 0);
     lease?.release();
+    lease = null;
     for (const d of done) {
       if (d.preRestore && !carried.keepPrevious.has(d.preRestore)) fs.rmSync(d.preRestore, { recursive: true, force: true });
     }

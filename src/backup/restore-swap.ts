@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError } from "../core/errors.js";
-import { ensurePrivateDir, fsyncDir, pathExists } from "../state/private-fs.js";
+import { ensurePrivateDir, ensurePrivateDirBelow, fsyncDir, lstatOrNull, pathExists, symlinkOnPath } from "../state/private-fs.js";
 import type { RestorePlanItem } from "./restore-plan.js";
 
 export interface StagedItem {
@@ -17,6 +17,22 @@ export interface SwapDone {
   item: RestorePlanItem;
   staged: string;
   preRestore: string | null;
+}
+
+const STAGING_NAME = /^\.(.+)\.restore-(\d{8}T\d{6}Z)-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
+
+/**
+ * The mkdtemp prefix of the staging sibling of `destination`: `.<name>.restore-<stamp>-<pid>-` (mkdtemp adds
+ * six characters). The pid tells `doctor` whether the restore that made it is still running.
+ */
+export function stagingPrefix(destination: string, stamp: string): string {
+  return path.join(path.dirname(destination), `.${path.basename(destination)}.restore-${stamp}-${process.pid}-`);
+}
+
+/** A staging sibling's parts, or null when `name` is not one (names without a pid come from older versions). */
+export function parseStagingName(name: string): { base: string; stamp: string; pid: number | null } | null {
+  const m = STAGING_NAME.exec(name);
+  return m ? { base: m[1]!, stamp: m[2]!, pid: m[3] === undefined ? null : Number(m[3]) } : null;
 }
 
 /** A compact UTC stamp for sibling names: 20250102T030405Z. */
@@ -85,12 +101,17 @@ export function carryKeptPaths(done: readonly SwapDone[]): { warnings: string[];
       const to = path.join(d.item.destination, ...rel.split("/"));
       if (!pathExists(from)) continue;
       try {
+        // Neither tree is walked through a link: `from` through one would pull in data from outside, `to` through
+        // one (the archive's) would move the kept data out of the state.
+        const linkFrom = symlinkOnPath(d.preRestore, path.dirname(from));
+        if (linkFrom) throw new Error(`${linkFrom} in the previous copy is a symbolic link`);
+        ensurePrivateDirBelow(d.item.destination, path.dirname(to));
         // An empty folder of the same name (archives made before the dir was excluded) gives way.
-        if (pathExists(to)) {
-          if (!fs.lstatSync(to).isDirectory() || fs.readdirSync(to).length > 0) throw new Error(`${to} exists in the restored tree`);
+        const there = lstatOrNull(to);
+        if (there) {
+          if (!there.isDirectory() || fs.readdirSync(to).length > 0) throw new Error(`${to} exists in the restored tree`);
           fs.rmdirSync(to);
         }
-        ensurePrivateDir(path.dirname(to));
         fs.renameSync(from, to);
       } catch (error) {
         keepPrevious.add(d.preRestore);

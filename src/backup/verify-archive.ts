@@ -2,11 +2,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { UsageError } from "../core/errors.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkDatabaseSnapshot, describeDatabaseProblem, type CheckedDatabase } from "./db-check.js";
 import { FileWriterPool } from "./file-writer.js";
-import { ArchiveProblem, readArchive, type ArchiveSink } from "./read-archive.js";
+import { ArchiveProblem, checkArchiveFile, readArchive, type ArchiveSink } from "./read-archive.js";
 import type { BackupManifest, ProgressCallback } from "./types.js";
 
 export interface VerifyBackupOptions {
@@ -36,15 +35,7 @@ const MAX_PENDING_CHECKS = 2;
 
 export async function verifyBackup(archivePath: string, options: VerifyBackupOptions = {}): Promise<VerifyBackupResult> {
   const file = path.resolve(archivePath);
-  let size = 0;
-  try {
-    const st = fs.statSync(file);
-    if (!st.isFile()) throw new UsageError(`${file} is not a file; pass the path of a .tar.gz archive.`, "not_a_file", { path: file });
-    size = st.size;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    // readArchive raises the NotFoundError with the right message.
-  }
+  const size = checkArchiveFile(file);
   const result: VerifyBackupResult = { ok: false, archivePath: file, sizeBytes: size, problems: [], files: 0, bytes: 0, databases: [] };
   const runner = options.runner ?? new SqliteJobRunner({ workers: 2 });
   const tempRoot = fs.mkdtempSync(path.join(options.tempDir ?? os.tmpdir(), ".openclaw-verify-"));

@@ -5,6 +5,7 @@ import { describeError } from "../core/errors.js";
 import { tryNormalizeAgentId } from "../state/agent-id.js";
 import { isSqliteFile } from "../state/database.js";
 import { AGENT_DB_FILENAME, GLOBAL_DB_RELATIVE } from "../state/paths.js";
+import { linkEscape, pathLengthProblem, roleAtArchivePath } from "./archive-layout.js";
 import type { PlannedAsset } from "./asset-plan.js";
 import { PAYLOAD_DIR, type DatabaseRole, type SkippedItem } from "./types.js";
 
@@ -32,6 +33,7 @@ export interface WalkSymlink {
   type: "symlink";
   archivePath: string;
   target: string;
+  absPath: string;
 }
 
 export type WalkEntry = WalkDir | WalkFile | WalkSymlink;
@@ -138,6 +140,12 @@ export function walkAssets(assets: readonly PlannedAsset[], options: WalkOptions
           warnings.push(`${JSON.stringify(abs)} has a line break in its name and was not archived.`);
           continue;
         }
+        const unrestorable = pathLengthProblem(archivePath);
+        if (unrestorable) {
+          skipped.push({ kind: "file", path: abs, reason: `archive path ${unrestorable} (not archivable)` });
+          warnings.push(`${abs} was not archived: its archive path ${unrestorable}.`);
+          continue;
+        }
         if (backupDirs.has(abs)) {
           skipped.push({ kind: "file", path: abs, reason: "backup directory (never archived)" });
           leftOut.set(asset.archivePath, [...(leftOut.get(asset.archivePath) ?? []), rel]);
@@ -151,9 +159,17 @@ export function walkAssets(assets: readonly PlannedAsset[], options: WalkOptions
           warnings.push(`${abs} vanished during the walk; it is not in the archive.`);
           continue;
         }
+        if (!st.isFile() && (roleAtArchivePath(archivePath) || sidecarOfDatabase(abs, name))) {
+          // Restore refuses anything but a database file at a database path or under a sidecar name beside one.
+          const what = st.isSymbolicLink() ? "symlink" : st.isDirectory() ? "directory" : "special file";
+          const where = roleAtArchivePath(archivePath) ? "at a database path" : "under a SQLite sidecar name beside a database";
+          skipped.push({ kind: "special", path: abs, reason: `${what} ${where} (not archivable)` });
+          warnings.push(`${abs} is a ${what} ${where}; it was not archived.`);
+          continue;
+        }
         if (st.isSymbolicLink()) {
           try {
-            entries.push({ type: "symlink", archivePath, target: fs.readlinkSync(abs) });
+            entries.push({ type: "symlink", archivePath, target: fs.readlinkSync(abs), absPath: abs });
           } catch (error) {
             if (!isVanished(error)) throw error;
             warnings.push(`${abs} vanished during the walk; it is not in the archive.`);
@@ -162,8 +178,7 @@ export function walkAssets(assets: readonly PlannedAsset[], options: WalkOptions
           entries.push({ type: "dir", archivePath });
           subdirs.push({ abs, rel });
         } else if (st.isFile()) {
-          const base = SIDECAR.exec(name);
-          if (base && isSqliteFile(abs.slice(0, abs.length - base[0].length))) {
+          if (sidecarOfDatabase(abs, name)) {
             skipped.push({ kind: "sidecar", path: abs, reason: "live SQLite sidecar (its database is archived as a snapshot)" });
             continue;
           }
@@ -175,7 +190,35 @@ export function walkAssets(assets: readonly PlannedAsset[], options: WalkOptions
       for (let i = subdirs.length - 1; i >= 0; i -= 1) stack.push(subdirs[i]!);
     }
   }
-  return { entries, skipped, warnings, excluded: leftOut };
+  return { entries: dropEscapingLinks(entries, assets, skipped), skipped, warnings, excluded: leftOut };
+}
+
+function sidecarOfDatabase(abs: string, name: string): boolean {
+  const base = SIDECAR.exec(name);
+  return base !== null && isSqliteFile(abs.slice(0, abs.length - base[0].length));
+}
+
+/**
+ * Links whose target leads out of their asset (absolute, `..` past the root, or through another link that
+ * does) are not archived: restore would refuse them. Repeated until the links left resolve among themselves,
+ * exactly as verify will check them.
+ */
+function dropEscapingLinks(entries: WalkEntry[], assets: readonly PlannedAsset[], skipped: SkippedItem[]): WalkEntry[] {
+  let kept = entries;
+  for (;;) {
+    const links = kept.filter((e): e is WalkSymlink => e.type === "symlink");
+    const targets = new Map(links.map((l) => [l.archivePath, l.target]));
+    const escaping = new Set<WalkSymlink>();
+    for (const link of links) {
+      const asset = assets.find((a) => link.archivePath.startsWith(`${a.archivePath}/`));
+      const escape = asset ? linkEscape(link.archivePath, link.target, asset.archivePath, targets) : "it belongs to no asset";
+      if (!escape) continue;
+      escaping.add(link);
+      skipped.push({ kind: "symlink", path: link.absPath, reason: `link leaves the ${asset?.kind ?? "archived"} tree (${escape}); only links within their tree are archived` });
+    }
+    if (escaping.size === 0) return kept;
+    kept = kept.filter((e) => !(e.type === "symlink" && escaping.has(e)));
+  }
 }
 
 /**

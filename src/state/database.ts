@@ -13,7 +13,7 @@ import { DatabaseError, NotFoundError, SchemaVersionError, describeError } from 
 import { toolVersion } from "../core/version.js";
 import { AGENT_SCHEMA_ADDITIVE_OBJECTS, AGENT_SCHEMA_ADDITIVE_SQL, AGENT_SCHEMA_SQL, GLOBAL_SCHEMA_ADDITIVE_OBJECTS, GLOBAL_SCHEMA_ADDITIVE_SQL, GLOBAL_SCHEMA_SQL, SCHEMA_VERSION } from "./generated/ddl.js";
 import { defaultBusyTimeoutMs } from "./busy-timeout.js";
-import { ensurePrivateDir, ensurePrivateFile } from "./private-fs.js";
+import { ensurePrivateDir, ensurePrivateDirBelow, ensurePrivateFile, lstatOrNull, symlinkOnPath, UnsafePathError } from "./private-fs.js";
 import path from "node:path";
 
 export type DbRole = "global" | "agent";
@@ -31,6 +31,11 @@ export interface OpenDatabaseOptions {
   create?: boolean;
   /** Overrides BUSY_TIMEOUT_MS (tests of lock contention). */
   busyTimeoutMs?: number;
+  /**
+   * The tree the database belongs to (the state dir). A database is only ever created on a path that
+   * reaches it from here without a symlink; missing directories are made 0700 one by one.
+   */
+  root?: string;
 }
 
 type Row = Record<string, unknown>;
@@ -240,6 +245,7 @@ export function isSqliteFile(file: string): boolean {
 export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB> {
   const file = options.path;
   const exists = fs.existsSync(file);
+  if (!exists && options.mode === "write" && options.create) refuseLinkedCreate(file, options.root);
   if (!exists && !(options.mode === "write" && options.create)) {
     throw new NotFoundError(`Database ${file} does not exist; run \`openclaw-state doctor --fix\` to create it.`, { path: file });
   }
@@ -247,7 +253,13 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
   // another process may win the race to the schema in between.
   let created = false;
   if (!exists) {
-    ensurePrivateDir(path.dirname(file));
+    try {
+      if (options.root) ensurePrivateDirBelow(options.root, path.dirname(file));
+      else ensurePrivateDir(path.dirname(file));
+    } catch (error) {
+      if (!(error instanceof UnsafePathError)) throw error;
+      throw new DatabaseError(`Refusing to create database ${file}: ${error.message}; remove the link and re-run.`, { path: file });
+    }
     ensurePrivateFile(file);
   }
   let handle: Database.Database;
@@ -287,6 +299,28 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
     throw error;
   }
   return new StateDatabase<DB>(handle, options, created);
+}
+
+/**
+ * A new database is never created through a symlink: not at the file itself (a dangling link would have
+ * SQLite create its target, wherever it points, with the umask's mode), nor on a directory between `root`
+ * and the file (a linked `agents/` would put the database outside the state dir).
+ */
+function refuseLinkedCreate(file: string, root: string | undefined): void {
+  const st = lstatOrNull(file);
+  let link = st?.isSymbolicLink() ? file : null;
+  if (!link && root) link = symlinkOnPath(root, path.dirname(file));
+  if (!link) return;
+  let points = "";
+  try {
+    points = ` (it points to ${fs.readlinkSync(link)})`;
+  } catch {
+    // Gone since the lstat: the message still names the path.
+  }
+  throw new DatabaseError(
+    `Refusing to create database ${file}: ${link} is a symbolic link${points}, and openclaw-state never creates a database through a link; remove the link (or restore the state from a backup) and re-run.`,
+    { path: file },
+  );
 }
 
 /**

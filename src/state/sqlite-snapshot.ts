@@ -22,17 +22,44 @@ export interface DatabaseFileInfo {
   metaAgentId: string | null;
 }
 
+/** A stored absolute path moved by a restore: `from` itself, or anything under `from/`, is rewritten to `to`. */
+export interface PathMove {
+  from: string;
+  to: string;
+}
+
 export interface FinalizeRestoredOptions {
   /** Delete every state_leases row: leases are process-scoped and never valid in a restored copy. */
   dropLeases: boolean;
-  /** Rewrite agent_databases paths under `from` to live under `to` (restoring to another state dir). */
-  rewriteRegistry?: { from: string; to: string };
+  /** Rewrite stored absolute paths (STORED_PATH_COLUMNS) when the state, config or credentials moved. */
+  rewritePaths?: PathMove[];
 }
 
 export interface FinalizeRestoredResult {
   leasesDropped: number;
-  registryRewritten: number;
+  /** Values rewritten, summed over STORED_PATH_COLUMNS. */
+  pathsRewritten: number;
 }
+
+/**
+ * Every global-DB column that stores an absolute path into the state dir (or the config/credentials paths),
+ * rewritten when a restore puts the state somewhere else. Columns holding relative paths
+ * (migration_sources.source_path) or paths outside the state (backup_runs.archive_path), and the JSON copies
+ * of legacy files (`*_json`, `raw_json`), are kept as recorded (docs/backup.md says why).
+ */
+export const STORED_PATH_COLUMNS: ReadonlyArray<readonly [table: string, column: string]> = [
+  ["agent_databases", "path"],
+  ["auth_profile_stores", "store_key"],
+  ["auth_profile_stores", "agent_dir"],
+  ["auth_profile_state", "store_key"],
+  ["auth_profile_state", "agent_dir"],
+  ["cron_jobs", "store_key"],
+  ["cron_run_logs", "store_key"],
+  ["agent_model_catalogs", "agent_dir"],
+  ["config_health_entries", "config_path"],
+  ["workspace_setup_state", "workspace_path"],
+  ["exec_approvals_config", "socket_path"],
+];
 
 function openRaw(file: string, readOnlyIfUnwritable: boolean, busyTimeoutMs: number): Database.Database {
   let readonly = false;
@@ -135,6 +162,33 @@ function hasTable(handle: Database.Database, name: string): boolean {
   return handle.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 }
 
+function hasColumn(handle: Database.Database, table: string, column: string): boolean {
+  return handle.prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = ?").get(table, column) !== undefined;
+}
+
+/** Rewrites `from` and `from/…` to `to` and `to/…` in one column; the longest `from` wins when moves nest. */
+function rewriteColumn(handle: Database.Database, table: string, column: string, moves: readonly PathMove[]): number {
+  const t = `"${table.replace(/"/g, '""')}"`;
+  const c = `"${column.replace(/"/g, '""')}"`;
+  let changed = 0;
+  const done = new Set<string>();
+  for (const move of [...moves].sort((a, b) => b.from.length - a.from.length)) {
+    if (move.from === move.to) continue;
+    const prefix = move.from.endsWith(path.sep) ? move.from : `${move.from}${path.sep}`;
+    // substr counts characters; the prefix's length is taken the same way (code points, not UTF-16 units).
+    const prefixChars = [...prefix].length;
+    const rows = handle.prepare(`SELECT DISTINCT ${c} AS v FROM ${t} WHERE ${c} = ? OR substr(${c}, 1, ?) = ?`).all(move.from, prefixChars, prefix) as Array<{ v: string }>;
+    const update = handle.prepare(`UPDATE ${t} SET ${c} = ? WHERE ${c} = ?`);
+    for (const { v } of rows) {
+      if (done.has(v)) continue;
+      const next = v === move.from ? move.to : path.join(move.to, v.slice(prefix.length));
+      changed += update.run(next, v).changes;
+      done.add(next);
+    }
+  }
+  return changed;
+}
+
 /**
  * Makes a restored snapshot live-ready before it is swapped in: WAL back on (VACUUM INTO writes a
  * rollback-journal file), ephemeral lease rows dropped, registry paths moved; closes with no sidecars left.
@@ -142,23 +196,15 @@ function hasTable(handle: Database.Database, name: string): boolean {
 export function finalizeRestoredDatabase(file: string, options: FinalizeRestoredOptions, busyTimeoutMs: number): FinalizeRestoredResult {
   const handle = openRaw(file, false, busyTimeoutMs);
   let leasesDropped = 0;
-  let registryRewritten = 0;
+  let pathsRewritten = 0;
   try {
     handle.pragma("journal_mode = WAL");
     handle.transaction(() => {
       if (options.dropLeases && hasTable(handle, "state_leases")) {
         leasesDropped = handle.prepare("DELETE FROM state_leases").run().changes;
       }
-      const rewrite = options.rewriteRegistry;
-      if (rewrite && rewrite.from !== rewrite.to && hasTable(handle, "agent_databases")) {
-        const prefix = rewrite.from.endsWith(path.sep) ? rewrite.from : `${rewrite.from}${path.sep}`;
-        const rows = handle.prepare("SELECT agent_id, path FROM agent_databases").all() as Array<{ agent_id: string; path: string }>;
-        const update = handle.prepare("UPDATE agent_databases SET path = ? WHERE agent_id = ?");
-        for (const row of rows) {
-          if (typeof row.path !== "string" || !row.path.startsWith(prefix)) continue;
-          update.run(path.join(rewrite.to, row.path.slice(prefix.length)), row.agent_id);
-          registryRewritten += 1;
-        }
+      for (const [table, column] of options.rewritePaths?.length ? STORED_PATH_COLUMNS : []) {
+        if (hasTable(handle, table) && hasColumn(handle, table, column)) pathsRewritten += rewriteColumn(handle, table, column, options.rewritePaths!);
       }
     }).immediate();
     handle.pragma("wal_checkpoint(TRUNCATE)");
@@ -166,7 +212,7 @@ export function finalizeRestoredDatabase(file: string, options: FinalizeRestored
     handle.close();
   }
   fsyncFile(file);
-  return { leasesDropped, registryRewritten };
+  return { leasesDropped, pathsRewritten };
 }
 
 export type SqliteJob =

@@ -19,7 +19,7 @@ export interface OpenStateDbOptions {
 }
 
 export function openGlobalDatabase(paths: StatePaths, options: OpenStateDbOptions): GlobalDatabase {
-  return openDatabase<GlobalDB>({ path: paths.globalDbPath, role: "global", ...options });
+  return openDatabase<GlobalDB>({ path: paths.globalDbPath, role: "global", root: paths.stateDir, ...options });
 }
 
 export interface OpenAgentDbOptions extends OpenStateDbOptions {
@@ -30,7 +30,7 @@ export interface OpenAgentDbOptions extends OpenStateDbOptions {
 /** Opens an agent DB; a write open registers it (or refreshes last_seen/size) in agent_databases. */
 export function openAgentDatabase(paths: StatePaths, rawAgentId: string, options: OpenAgentDbOptions): AgentDatabase {
   const agentId = normalizeAgentId(rawAgentId);
-  const db = openDatabase<AgentDB>({ path: agentDbPath(paths, agentId), role: "agent", agentId, mode: options.mode, create: options.create, busyTimeoutMs: options.busyTimeoutMs });
+  const db = openDatabase<AgentDB>({ path: agentDbPath(paths, agentId), role: "agent", agentId, mode: options.mode, create: options.create, busyTimeoutMs: options.busyTimeoutMs, root: paths.stateDir });
   if (options.mode === "write") {
     try {
       const global = options.global ?? openGlobalDatabase(paths, { mode: "write", create: true });

@@ -127,7 +127,8 @@ describe("openclaw-state backup (binary)", () => {
     const before = snapshotTree(state.root);
     const declined = await runInProcess(["backup", "restore", archive], state.env, [false]);
     expect(declined.code).toBe(1);
-    expect(declined.stdout).toMatch(/backup restore will \(from .*\):\n\s+replace\s+.*\.openclaw/);
+    expect(declined.stdout).toMatch(/backup restore will REPLACE the current state with the archive's copy \(from .*\):\n\s+replace\s+.*\.openclaw/);
+    expect(declined.stdout).toMatch(/The current copies are deleted once the restore succeeds; re-run with --backup/);
     expect(declined.stdout).toMatch(/Nothing was restored \(declined\)/);
     expect(snapshotTree(state.root)).toEqual(before);
     const accepted = await runInProcess(["backup", "restore", archive], state.env, [true]);

@@ -1,9 +1,13 @@
 // Restore leftovers: an in-place restore killed between its two renames leaves only `<stateDir>.pre-restore-<ts>`.
+import { spawn } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { createBackup } from "../../src/backup/create-backup.js";
 import { runDoctor } from "../../src/doctor/run-doctor.js";
 import { listRegisteredAgents, openAgentDatabase, openGlobalDatabase } from "../../src/state/state-databases.js";
-import { makeTempState, runInProcess, snapshotTree } from "../helpers/temp-state.js";
+import { binPath, makeTempState, runInProcess, snapshotTree } from "../helpers/temp-state.js";
 
 function healthyState() {
   const state = makeTempState();
@@ -44,5 +48,50 @@ describe("doctor: restore leftovers", () => {
     expect(result.findings.find((f) => f.id === "restore.leftover")).toMatchObject({ severity: "warning", detail: previous });
     await runDoctor({ paths, fix: true });
     expect(fs.existsSync(previous)).toBe(true);
+  });
+
+  it("a SIGKILLed restore's staging copy beside the state dir: doctor reports it, --fix removes it, the state is untouched", async () => {
+    const { paths, stateDir, env, root } = healthyState();
+    // Incompressible bytes, so the extraction lasts long enough to be killed in the middle.
+    fs.writeFileSync(path.join(stateDir, "big.bin"), crypto.randomBytes(48 * 1024 * 1024));
+    const backup = await createBackup({ paths });
+    const before = snapshotTree(stateDir);
+    const child = spawn(process.execPath, [binPath, "backup", "restore", backup.archivePath, "--yes"], { env, stdio: "ignore" });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const staging = (): string[] => fs.readdirSync(root).filter((n) => n.startsWith("..openclaw.restore-"));
+    const deadline = Date.now() + 30_000;
+    while (staging().length === 0 && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+    child.kill("SIGKILL");
+    await exited;
+    const left = staging();
+    expect(left).toHaveLength(1);
+    expect(left[0]).toMatch(new RegExp(`^\\.\\.openclaw\\.restore-\\d{8}T\\d{6}Z-${child.pid}-\\w{6}$`));
+    expect(snapshotTree(stateDir)).toEqual(before);
+
+    const check = await runInProcess(["doctor"], env);
+    expect(check.stdout).toMatch(/! 1 staging copy of .*\.openclaw left by an interrupted `backup restore` \(archive data, credentials included\)/);
+    const fixed = await runInProcess(["doctor", "--fix", "--yes"], env);
+    expect(fixed.stdout).toMatch(/fixed remove 1 restore staging copy beside .*\.openclaw/);
+    expect(staging()).toEqual([]);
+    const after = await runInProcess(["doctor"], env);
+    expect(after.stdout).not.toMatch(/staging cop/);
+  }, 120_000);
+
+  it("leaves the staging copy of a restore that is still running alone", async () => {
+    const { paths, root } = healthyState();
+    const sleeper = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
+    try {
+      const live = path.join(root, `..openclaw.restore-20261202T101010Z-${sleeper.pid}-AbC123`);
+      const dead = path.join(root, "..openclaw.restore-20261202T101010Z-AbC124");
+      fs.mkdirSync(live);
+      fs.mkdirSync(dead);
+      const result = await runDoctor({ paths });
+      expect(result.findings.find((f) => f.id === "restore.staging")).toMatchObject({ severity: "warning", detail: dead });
+      await runDoctor({ paths, fix: true });
+      expect(fs.existsSync(live)).toBe(true);
+      expect(fs.existsSync(dead)).toBe(false);
+    } finally {
+      sleeper.kill("SIGKILL");
+    }
   });
 });

@@ -1,7 +1,8 @@
 // `backup create|verify|restore|list|prune`: options → core backup functions → renderer.
 import type { Command } from "commander";
 import type { BackupProgressEvent } from "../../backup/types.js";
-import { ConsentRequiredError } from "../../core/errors.js";
+import path from "node:path";
+import { ConsentRequiredError, UsageError } from "../../core/errors.js";
 import { createCommandContext, type CliHost, type CommandContext } from "../context.js";
 import type { Progress } from "../output.js";
 
@@ -19,6 +20,8 @@ export interface BackupRestoreCommandOptions {
   target?: string;
   force: boolean;
   includeWorkspace: boolean;
+  backup: boolean;
+  workspace: string[];
 }
 
 export interface BackupPruneCommandOptions {
@@ -55,6 +58,20 @@ async function withProgress<T>(
   } finally {
     pause();
   }
+}
+
+/** `--workspace <recorded>=<dir>`, repeatable; a value without '=' is kept whole and refused as usage. */
+function collectWorkspace(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function parseWorkspaceDestinations(values: readonly string[], cwd: string): Array<{ from: string; to: string }> {
+  return values.map((value) => {
+    const at = value.lastIndexOf("=");
+    if (at <= 0 || at === value.length - 1) throw new UsageError(`--workspace ${JSON.stringify(value)} must be <recorded path or archive name>=<destination dir>.`, "usage");
+    const to = value.slice(at + 1);
+    return { from: value.slice(0, at), to: path.resolve(cwd, to) };
+  });
 }
 
 function parseKeep(value: string): number {
@@ -116,10 +133,16 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .option("--target <dir>", "restore into this new or empty directory instead of the live paths")
     .option("--force", "take the state lease even if another live process holds it", false)
     .option("--no-include-workspace", "do not restore workspaces")
-    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup restore <archive> --dry-run\n  $ openclaw-state backup restore <archive> --yes\n  $ openclaw-state backup restore <archive> --target /tmp/inspect --yes")
+    .option("--workspace <recorded=dir>", "restore the archived workspace <recorded> (its recorded path or archive name) to <dir>; repeatable", collectWorkspace, [])
+    .option("--backup", "take a verified backup of the current state before replacing it", false)
+    .addHelpText(
+      "after",
+      "\nWorkspaces go only where the current config names them, or where --workspace says.\n\nExamples:\n  $ openclaw-state backup restore <archive> --dry-run\n  $ openclaw-state backup restore <archive> --backup --yes\n  $ openclaw-state backup restore <archive> --workspace /old/home/project=/home/me/project --yes\n  $ openclaw-state backup restore <archive> --target /tmp/inspect --yes",
+    )
     .action(async (archive: string, opts: BackupRestoreCommandOptions, command: Command) => {
       const ctx = createCommandContext(command, host);
-      const [{ restoreBackup }, { renderBackupRestore, renderRestorePlan }] = await Promise.all([import("../../backup/restore-backup.js"), render()]);
+      const [{ restoreBackup }, { renderBackupRestore, renderRestoreConsent, restoreConsentSummary }] = await Promise.all([import("../../backup/restore-backup.js"), render()]);
+      const workspaceDestinations = parseWorkspaceDestinations(opts.workspace, process.cwd());
       const result = await withProgress(ctx, "Reading archive", (onProgress, pauseProgress) =>
         restoreBackup({
           paths: ctx.paths,
@@ -128,18 +151,17 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
           target: opts.target,
           force: opts.force,
           includeWorkspace: opts.includeWorkspace,
+          workspaceDestinations,
+          backup: opts.backup,
           onProgress,
           confirm: async (plan) => {
             if (opts.yes) return true;
             if (!ctx.output.canPrompt) {
-              const replaced = plan.items.filter((i) => i.action === "replace").map((i) => i.destination);
-              throw new ConsentRequiredError(
-                `backup restore would ${replaced.length > 0 ? `replace ${replaced.join(", ")}` : `create ${plan.items.map((i) => i.destination).join(", ")}`} from ${plan.archivePath} and needs consent: re-run with --yes (nothing was changed).`,
-              );
+              throw new ConsentRequiredError(`${restoreConsentSummary(plan, opts.backup)} and needs consent: re-run with --yes (nothing was changed).`);
             }
             pauseProgress();
-            renderRestorePlan(ctx.output, plan, `backup restore will (from ${plan.archivePath}):`);
-            return ctx.output.confirm("Restore now?");
+            renderRestoreConsent(ctx.output, plan, opts.backup);
+            return ctx.output.confirm(plan.items.some((i) => i.action === "replace") ? "Replace the current state now?" : "Restore now?");
           },
         }),
       );

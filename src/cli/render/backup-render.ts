@@ -79,7 +79,7 @@ export function renderBackupVerify(output: Output, result: VerifyBackupResult): 
   }
   output.log(`${s.green("✓")} ${s.bold(`${result.archivePath} verified`)} (${formatBytes(result.sizeBytes)})`);
   if (result.manifest) output.log(`  created ${result.manifest.createdAt} by openclaw-state ${result.manifest.tool.version}; ${databasesLine(result.manifest)}`);
-  for (const d of result.databases) output.log(`  ${d.archivePath}: integrity ok, row counts match`);
+  for (const d of result.databases) output.log(`  ${d.archivePath}: integrity ok${d.listed ? ", row counts match" : " (a SQLite file the manifest does not list as a database)"}`);
 }
 
 export function renderRestorePlan(output: Output, plan: Pick<RestorePlan, "items" | "skipped">, heading: string): void {
@@ -87,9 +87,31 @@ export function renderRestorePlan(output: Output, plan: Pick<RestorePlan, "items
   output.log(s.bold(heading));
   for (const item of plan.items) {
     const verb = item.nestedIn ? `create (inside ${item.nestedIn})` : item.action === "replace" ? "replace" : "create";
-    output.log(`  ${verb.padEnd(8)} ${item.destination}  ${s.dim(`${item.kind}, ${formatCount(item.files)} file(s), ${formatBytes(item.bytes)}`)}`);
+    const origin = item.origin ? `; ${item.origin}` : "";
+    output.log(`  ${verb.padEnd(8)} ${item.destination}  ${s.dim(`${item.kind}, ${formatCount(item.files)} file(s), ${formatBytes(item.bytes)}${origin}`)}`);
   }
   for (const k of plan.skipped) output.log(s.dim(`  skip     ${k.path}: ${k.reason}`));
+}
+
+/** One line for the consent error off a terminal: what would be replaced (or created) from where. */
+export function restoreConsentSummary(plan: RestorePlan, backup: boolean): string {
+  const replaced = plan.items.filter((i) => i.action === "replace" && !i.nestedIn).map((i) => i.destination);
+  const created = plan.items.filter((i) => i.action === "create" && !i.nestedIn).map((i) => i.destination);
+  const what = replaced.length > 0 ? `replace the current state (${replaced.join(", ")})${created.length > 0 ? ` and create ${created.join(", ")}` : ""}` : `create ${created.join(", ")}`;
+  return `backup restore would ${what} from ${plan.archivePath}${backup && replaced.length > 0 ? " after a verified backup of the current state (--backup)" : ""}`;
+}
+
+/** The plan shown before the consent prompt: an in-place restore says plainly that it replaces the current state. */
+export function renderRestoreConsent(output: Output, plan: RestorePlan, backup: boolean): void {
+  const s = output.style;
+  const replaces = plan.items.some((i) => i.action === "replace");
+  const heading = replaces
+    ? `backup restore will REPLACE the current state with the archive's copy (from ${plan.archivePath}):`
+    : `backup restore will create (from ${plan.archivePath}):`;
+  renderRestorePlan(output, plan, heading);
+  if (!replaces) return;
+  if (backup) output.log("  A verified backup of the current state is taken first (--backup) in the backup directory.");
+  else output.log(s.yellow("  The current copies are deleted once the restore succeeds; re-run with --backup to keep a verified backup of them."));
 }
 
 export function renderBackupRestore(output: Output, result: RestoreBackupResult): void {
@@ -108,12 +130,14 @@ export function renderBackupRestore(output: Output, result: RestoreBackupResult)
     return;
   }
   output.log(`${s.green("✓")} ${s.bold(`Restored ${result.archivePath}`)} (backup of ${result.backupCreatedAt})`);
+  if (result.preRestoreBackup) output.log(`  previous state backed up to ${result.preRestoreBackup.archivePath}${result.preRestoreBackup.verified ? " (verified)" : ""}`);
   for (const item of result.plan) output.log(`  ${item.nestedIn ? "created" : item.action === "replace" ? "replaced" : "created"} ${item.destination}`);
   for (const d of result.databases) {
     output.log(s.dim(`  ${d.role === "agent" ? `agent ${d.agentId}` : d.role} database ${d.destination}${d.leasesDropped ? ` (${d.leasesDropped} lease row(s) dropped)` : ""}`));
   }
   for (const k of result.skipped) output.log(s.dim(`  skipped ${k.path}: ${k.reason}`));
   if (result.removedSidecars.length > 0) output.log(s.dim(`  removed ${result.removedSidecars.length} stale -wal/-shm file(s)`));
+  if (result.pathsRewritten > 0) output.log(s.dim(`  ${result.pathsRewritten} stored path(s) moved to the restored location`));
   renderWarnings(output, result.warnings);
 }
 

@@ -1,15 +1,18 @@
-// Restore leftovers: `<path>.pre-restore-<ts>` copies kept by `backup restore`, and an interrupted swap that left none in place.
+// Restore leftovers: `<path>.pre-restore-<ts>` copies, an interrupted swap that left none in place, and the
+// `.<name>.restore-*` staging copies a killed restore leaves beside its destinations.
 import fs from "node:fs";
 import path from "node:path";
+import { readConfiguredWorkspaces } from "../../backup/config-workspaces.js";
+import { parseStagingName } from "../../backup/restore-swap.js";
 import { isPathInside } from "../../state/paths.js";
-import { fsyncDir, pathExists } from "../../state/private-fs.js";
+import { pidAlive } from "../../state/pid-alive.js";
+import { fsyncDir, lstatOrNull, pathExists } from "../../state/private-fs.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding, Repair } from "../types.js";
 
 export const PRE_RESTORE_MARKER = ".pre-restore-";
 
-/** Previous copies of `dest` kept by a restore, newest first (the stamp sorts as time). */
-export function preRestoreCopies(dest: string): string[] {
-  const base = `${path.basename(dest)}${PRE_RESTORE_MARKER}`;
+/** Names beside `dest` (in its parent dir) that `keep` accepts, sorted, as full paths. */
+function siblings(dest: string, keep: (name: string) => boolean): string[] {
   let names: string[];
   try {
     names = fs.readdirSync(path.dirname(dest));
@@ -17,10 +20,50 @@ export function preRestoreCopies(dest: string): string[] {
     return [];
   }
   return names
-    .filter((n) => n.startsWith(base))
+    .filter(keep)
     .sort()
-    .reverse()
     .map((n) => path.join(path.dirname(dest), n));
+}
+
+/** Previous copies of `dest` kept by a restore, newest first (the stamp sorts as time). */
+export function preRestoreCopies(dest: string): string[] {
+  const base = `${path.basename(dest)}${PRE_RESTORE_MARKER}`;
+  return siblings(dest, (n) => n.startsWith(base)).reverse();
+}
+
+/** Staging siblings of `dest` left by restores whose process is gone (a running restore's own are not listed). */
+export function staleStagingDirs(dest: string): string[] {
+  const base = path.basename(dest);
+  return siblings(dest, (n) => {
+    const parsed = parseStagingName(n);
+    return parsed !== null && parsed.base === base && !(parsed.pid !== null && parsed.pid !== process.pid && pidAlive(parsed.pid));
+  });
+}
+
+function stagingFinding(dest: string, dirs: string[]): { finding: Finding; repair: Repair } {
+  return {
+    finding: {
+      id: "restore.staging",
+      severity: "warning",
+      title: `${dirs.length} staging cop${dirs.length === 1 ? "y" : "ies"} of ${dest} left by an interrupted \`backup restore\` (archive data, credentials included)`,
+      detail: dirs.join("\n"),
+      fix: "`doctor --fix` removes them; the live path was never touched by the restore that left them.",
+      path: dest,
+    },
+    repair: {
+      id: "restore.staging.remove",
+      description: `remove ${dirs.length} restore staging cop${dirs.length === 1 ? "y" : "ies"} beside ${dest}`,
+      order: -90,
+      applyBeforeOpen() {
+        for (const dir of dirs) {
+          // Only what the check saw, and only a real directory (never a link that took its place).
+          if (lstatOrNull(dir)?.isDirectory()) fs.rmSync(dir, { recursive: true, force: true });
+        }
+        fsyncDir(path.dirname(dest));
+        return `removed ${dirs.join(", ")}`;
+      },
+    },
+  };
 }
 
 export const restoreLeftoverCheck: DoctorCheck = {
@@ -65,6 +108,14 @@ export const restoreLeftoverCheck: DoctorCheck = {
           path: dest,
         });
       }
+    }
+    const stagingTargets = new Set([...targets, ...readConfiguredWorkspaces(paths).workspaces.map((w) => w.path)]);
+    for (const dest of stagingTargets) {
+      const dirs = staleStagingDirs(dest);
+      if (dirs.length === 0) continue;
+      const { finding, repair } = stagingFinding(dest, dirs);
+      findings.push(finding);
+      repairs.push(repair);
     }
     return { findings, repairs };
   },
