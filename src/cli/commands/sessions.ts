@@ -40,7 +40,7 @@ export function registerSessionsCommand(program: Command, host: CliHost): void {
       "\nExamples:\n  $ openclaw-state sessions list\n  $ openclaw-state sessions list --all-agents --active 120\n  $ openclaw-state sessions list --agent work --limit all --json",
     )
     .action(async (opts: SessionsListCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, "read");
       const options = {
         paths: ctx.paths,
         agentId: opts.agent,
@@ -73,7 +73,7 @@ export function registerSessionsCommand(program: Command, host: CliHost): void {
       "\nExamples:\n  $ openclaw-state sessions show agent:main:main\n  $ openclaw-state sessions show s-main --events 0 --json\n  $ openclaw-state sessions show main --export ./main-transcript.jsonl",
     )
     .action(async (ref: string, opts: SessionsShowCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, "read");
       const options = {
         paths: ctx.paths,
         agentId: opts.agent,
