@@ -1,7 +1,7 @@
 // Reads the agent workspace paths from the config file (`agents.defaults.workspace`, `agents.list[].workspace`).
-import fs from "node:fs";
 import path from "node:path";
 import { describeError } from "../core/errors.js";
+import { readRegularTextSync } from "../core/safe-read.js";
 import { parseTolerantJson } from "../core/tolerant-json.js";
 import { expandUserPath, type StatePaths } from "../state/paths.js";
 
@@ -30,7 +30,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function readConfiguredWorkspaces(paths: StatePaths): ConfiguredWorkspaces {
   let text: string;
   try {
-    text = fs.readFileSync(paths.configPath, "utf8");
+    // Never a blocking read: a FIFO or device at the config path is named in the warning instead.
+    text = readRegularTextSync(paths.configPath, { what: "config file" });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { workspaces: [], warnings: [] };

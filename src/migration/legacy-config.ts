@@ -1,6 +1,6 @@
 // The legacy config as the migration reads it: `openclaw.json` parsed tolerantly, never written.
-import fs from "node:fs";
 import path from "node:path";
+import { readRegularTextSync } from "../core/safe-read.js";
 import { parseTolerantJson } from "../core/tolerant-json.js";
 import type { StatePaths } from "../state/paths.js";
 
@@ -8,7 +8,8 @@ import type { StatePaths } from "../state/paths.js";
 export function readLegacyConfig(paths: StatePaths, root: string): Record<string, unknown> | null {
   for (const file of [paths.configPath, path.join(root, "openclaw.json")]) {
     try {
-      const config = parseTolerantJson(fs.readFileSync(file, "utf8"));
+      // A FIFO or device here must not hang the plan: it is refused unread (doctor names it).
+      const config = parseTolerantJson(readRegularTextSync(file, { what: "config file" }));
       return typeof config === "object" && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>) : null;
     } catch {
       continue;
