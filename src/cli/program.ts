@@ -52,7 +52,7 @@ export function createProgram(options: CreateProgramOptions = {}): Command {
     .addOption(new Option("--state-dir <dir>", "state directory (default: $OPENCLAW_STATE_DIR or ~/.openclaw)"))
     .option("--json", "print one JSON document on stdout; human text goes to stderr")
     .option("--no-color", "disable colour (also NO_COLOR)")
-    .option("-q, --quiet", "only errors and results")
+    .option("-q, --quiet", "no progress or success lines; errors and warnings that need action still print (stderr)")
     .option("-v, --verbose", "more detail, stack traces on errors")
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", EXAMPLES);
