@@ -116,7 +116,7 @@ function busyError(global: GlobalDatabase, error: unknown): StateLockedError {
     ...(holders.length > 0 ? [`${describeLockHolders(holders)} (write lock)`] : []),
   ];
   return new StateLockedError(
-    `State is locked: ${global.path} stayed write-locked by ${who.length > 0 ? who.join(", ") : "another process"} past the busy timeout; retry when it finishes (nothing was changed).`,
+    `State is locked by another process: ${global.path} stayed write-locked${who.length > 0 ? ` by ${who.join(", ")}` : ""} past the busy timeout; retry when it finishes (nothing was changed).`,
     { path: global.path, cause: error },
   );
 }
