@@ -31,8 +31,10 @@ interface Ran {
 }
 
 /** Runs each command against `root` mounted read-only; outputs go to a writable dir outside it. */
-function runReadOnly(root: string, env: NodeJS.ProcessEnv, commands: string[][]): Ran[] {
+function runReadOnly<K extends string>(root: string, env: NodeJS.ProcessEnv, named: Record<K, string[]>): Record<K, Ran> {
   const out = makeTempDir("ocs-ro-out-");
+  const keys = Object.keys(named) as K[];
+  const commands = keys.map((k) => named[k]);
   const lines = commands.map((args, i) => {
     const quoted = args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(" ");
     return `"${process.execPath}" "${binPath}" ${quoted} >"${out}/${i}.out" 2>"${out}/${i}.err"; echo $? >"${out}/${i}.code"`;
@@ -40,11 +42,15 @@ function runReadOnly(root: string, env: NodeJS.ProcessEnv, commands: string[][])
   const script = [`set -e`, `mount --bind "${root}" "${root}"`, `mount -o remount,bind,ro "${root}"`, `set +e`, ...lines].join("\n");
   const run = spawnSync("unshare", ["-rm", "bash", "-c", script], { env, encoding: "utf8" });
   expect(run.status, run.stderr).toBe(0);
-  return commands.map((_, i) => ({
-    code: Number(fs.readFileSync(path.join(out, `${i}.code`), "utf8").trim()),
-    stdout: fs.readFileSync(path.join(out, `${i}.out`), "utf8"),
-    stderr: fs.readFileSync(path.join(out, `${i}.err`), "utf8"),
-  }));
+  const result = {} as Record<K, Ran>;
+  keys.forEach((k, i) => {
+    result[k] = {
+      code: Number(fs.readFileSync(path.join(out, `${i}.code`), "utf8").trim()),
+      stdout: fs.readFileSync(path.join(out, `${i}.out`), "utf8"),
+      stderr: fs.readFileSync(path.join(out, `${i}.err`), "utf8"),
+    };
+  });
+  return result;
 }
 
 /** Leaves a committed row only in the -wal, with no -shm beside it (what a crash on a now read-only disk leaves). */
@@ -69,19 +75,19 @@ describe.skipIf(!CAN_MOUNT)("a state on a read-only filesystem", () => {
     walOnlyRow(agentDbPath(paths, "main"));
     const archive = fs.readdirSync(paths.backupDir).find((n) => n.endsWith(".tar.gz"))!;
 
-    const [doctor, inspect, list, show, history, plan, backups, verify, create, reset, restore] = runReadOnly(root, env, [
-      ["doctor"],
-      ["inspect", "--check"],
-      ["sessions", "list", "--json"],
-      ["sessions", "show", "agent:main:only-in-wal"],
-      ["migrate", "history"],
-      ["migrate", "plan"],
-      ["backup", "list"],
-      ["backup", "verify", path.join(paths.backupDir, archive)],
-      ["backup", "create"],
-      ["reset", "--scope", "config", "--yes"],
-      ["backup", "restore", path.join(paths.backupDir, archive), "--yes"],
-    ]);
+    const { doctor, inspect, list, show, history, plan, backups, verify, create, reset, restore } = runReadOnly(root, env, {
+      doctor: ["doctor"],
+      inspect: ["inspect", "--check"],
+      list: ["sessions", "list", "--json"],
+      show: ["sessions", "show", "agent:main:only-in-wal"],
+      history: ["migrate", "history"],
+      plan: ["migrate", "plan"],
+      backups: ["backup", "list"],
+      verify: ["backup", "verify", path.join(paths.backupDir, archive)],
+      create: ["backup", "create"],
+      reset: ["reset", "--scope", "config", "--yes"],
+      restore: ["backup", "restore", path.join(paths.backupDir, archive), "--yes"],
+    });
     for (const [label, r] of Object.entries({ doctor, inspect, list, show, history, plan, backups, verify })) {
       expect(r.code, `${label}: ${r.stdout}${r.stderr}`).toBe(0);
     }
