@@ -148,29 +148,12 @@ function takeLeaseRow(global: GlobalDatabase, options: AcquireLeaseOptions, now:
   // A command that started before this DB existed (a restore bringing it in) still holds the lock file.
   if (!options.force) assertNoForeignBootstrapLock(stateDirOf(global));
   const t = now();
+  const holder = { owner: ownerId, expires_at: t + LEASE_TTL_MS, heartbeat_at: t, payload_json: JSON.stringify(owner), created_at: t, updated_at: t };
   global.run(
     global.q
       .insertInto("state_leases")
-      .values({
-        scope: MAINTENANCE_SCOPE,
-        lease_key: MAINTENANCE_LEASE_KEY,
-        owner: ownerId,
-        expires_at: t + LEASE_TTL_MS,
-        heartbeat_at: t,
-        payload_json: JSON.stringify(owner),
-        created_at: t,
-        updated_at: t,
-      })
-      .onConflict((oc) =>
-        oc.columns(["scope", "lease_key"]).doUpdateSet({
-          owner: ownerId,
-          expires_at: t + LEASE_TTL_MS,
-          heartbeat_at: t,
-          payload_json: JSON.stringify(owner),
-          created_at: t,
-          updated_at: t,
-        }),
-      ),
+      .values({ scope: MAINTENANCE_SCOPE, lease_key: MAINTENANCE_LEASE_KEY, ...holder })
+      .onConflict((oc) => oc.columns(["scope", "lease_key"]).doUpdateSet(holder)),
   );
   return leases.filter((l) => l.scope === MAINTENANCE_SCOPE);
 }
