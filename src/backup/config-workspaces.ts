@@ -1,7 +1,7 @@
 // Reads the agent workspace paths from the config file (`agents.defaults.workspace`, `agents.list[].workspace`).
-import fs from "node:fs";
 import path from "node:path";
 import { describeError } from "../core/errors.js";
+import { readRegularTextSync } from "../core/safe-read.js";
 import { parseTolerantJson } from "../core/tolerant-json.js";
 import { expandUserPath, type StatePaths } from "../state/paths.js";
 
@@ -26,22 +26,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Reads a file that must be regular: opened non-blocking and type-checked, so a FIFO there never blocks us. */
-function readRegularFile(file: string): string {
-  const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
-  try {
-    if (!fs.fstatSync(fd).isFile()) throw new Error("not a regular file");
-    return fs.readFileSync(fd, "utf8");
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /** Workspace paths named in the config, in config order, duplicates removed; a missing config means none. */
 export function readConfiguredWorkspaces(paths: StatePaths): ConfiguredWorkspaces {
   let text: string;
   try {
-    text = readRegularFile(paths.configPath);
+    // Never a blocking read: a FIFO or device at the config path is named in the warning instead.
+    text = readRegularTextSync(paths.configPath, { what: "config file" });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { workspaces: [], warnings: [] };

@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError, OpenclawStateError, StateLockedError, UsageError } from "../core/errors.js";
-import { acquireMaintenanceLease, describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
+import { acquireMaintenanceLease, acquireStateLock, describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { ensurePrivateDir, ensurePrivateDirBelow, fsyncDir, pathExists } from "../state/private-fs.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
@@ -105,7 +105,8 @@ async function precheckLease(paths: StatePaths, force: boolean): Promise<void> {
 
 /** The maintenance lease on the live global DB (none when it does not exist, or when restoring to --target). */
 async function takeLease(paths: StatePaths, force: boolean, warnings: string[]): Promise<HeldLease | null> {
-  if (!fs.existsSync(paths.globalDbPath)) return null;
+  // No global DB yet: the lock file beside the state dir holds it, so a `doctor --fix` cannot start meanwhile.
+  if (!fs.existsSync(paths.globalDbPath)) return acquireStateLock(paths, undefined, { command: "backup restore", force });
   const { openGlobalDatabase } = await import("../state/state-databases.js");
   let global;
   try {

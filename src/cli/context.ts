@@ -1,6 +1,7 @@
 // What every command action receives: the resolved paths, the global flags and the injected output.
 import type { Command } from "commander";
 import { resolveStatePaths, type StatePaths } from "../state/paths.js";
+import { assertStateDir } from "../state/state-dir.js";
 import type { Output } from "./output.js";
 
 export interface GlobalFlags {
@@ -37,14 +38,18 @@ export function readGlobalFlags(command: Command): GlobalFlags {
   };
 }
 
-export function createCommandContext(command: Command, host: CliHost): CommandContext {
+/**
+ * What a command needs at the state dir: `read` — an existing directory (else exit 1 "no state at <path>");
+ * `write` — a directory or nothing yet, never a file/FIFO/… (exit 1, nothing changed); `any` — no check.
+ */
+export type StateNeed = "read" | "write" | "any";
+
+export function createCommandContext(command: Command, host: CliHost, need: StateNeed = "any"): CommandContext {
   const flags = readGlobalFlags(command);
-  return {
-    flags,
-    env: host.env,
-    output: host.createOutput(flags),
-    paths: resolveStatePaths({ stateDir: flags.stateDir, env: host.env }),
-  };
+  const output = host.createOutput(flags);
+  const paths = resolveStatePaths({ stateDir: flags.stateDir, env: host.env });
+  if (need !== "any") assertStateDir(paths, need);
+  return { flags, env: host.env, output, paths };
 }
 
 /** Wraps a successful command result in the `--json` envelope. */

@@ -29,27 +29,57 @@ export interface OutputOptions {
   interactive: boolean;
   /** stdin is a terminal: prompts allowed (never under --json). */
   canPrompt: boolean;
+  /** Width human tables fit: the terminal's, else $COLUMNS, else DEFAULT_COLUMNS. */
+  columns?: number;
+}
+
+/** Table width when stdout is not a terminal and $COLUMNS is unset (mail, logs, pipes). */
+export const DEFAULT_COLUMNS = 120;
+
+/** The terminal's width; off a terminal $COLUMNS (a whole number ≥ 40), else DEFAULT_COLUMNS. */
+export function outputColumns(stream: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv): number {
+  if (stream.isTTY && stream.columns && stream.columns > 0) return stream.columns;
+  const fromEnv = Number(env.COLUMNS?.trim());
+  return Number.isSafeInteger(fromEnv) && fromEnv >= 40 ? fromEnv : DEFAULT_COLUMNS;
 }
 
 export interface Output extends OutputOptions {
   readonly style: ChalkInstance;
-  /** Human text: stdout normally, stderr under --json; suppressed by --quiet. */
+  /** Human text (progress, success, the report): stdout normally, stderr under --json; dropped by --quiet. */
   log(line: string): void;
+  /**
+   * A report line that needs action (an error or warning finding, a failed item): printed like `log`, but
+   * under --quiet it still goes out, on stderr — cron mails only what is printed.
+   */
+  notice(line: string): void;
   /** Human detail shown only with --verbose. */
   debug(line: string): void;
   /** Warnings and errors: always stderr. */
   warn(line: string): void;
   error(line: string): void;
-  /** The one JSON document of a --json run. */
-  writeJson(doc: unknown): void;
-  /** One compact JSON line on stdout: only for the documented NDJSON stream (`sessions tail --json`). */
-  writeJsonLine(doc: unknown): void;
+  /**
+   * The one JSON document of a --json run. It is held until `complete()`, which sets its `"ok"` from the
+   * exit code: a renderer cannot print an `ok` that disagrees with how the process ends.
+   */
+  writeJson(doc: Record<string, unknown>): void;
+  /**
+   * One compact JSON line on stdout: only for the documented NDJSON stream (`sessions tail --json`). Once used,
+   * `complete()` writes no document: a failure becomes one more compact `{"ok":false,"error"}` line.
+   */
+  writeJsonLine(doc: Record<string, unknown>): void;
   /**
    * The one JSON document of a --json run, with the `arrayKey` array written item by item (bounded memory
-   * for huge listings). `"ok"` comes last: true, or false plus `"error"` when `items` threw midway — the
-   * error is then returned (not thrown) because the document already reports it.
+   * for huge listings). The closing `"ok"` (and `"error"` when `items` threw midway — returned, not thrown)
+   * is written by `complete()`.
    */
   writeJsonStream(head: Record<string, unknown>, arrayKey: string, items: Iterable<unknown>): Promise<JsonStreamResult>;
+  /**
+   * Called once by the code that ends the command (run-cli): under --json it finishes the one document with
+   * `"ok": exitCode === 0` (and `error` when given), or writes an error/bare document when none was started.
+   */
+  complete(exitCode: number, error?: JsonError): void;
+  /** True once stdout's reader went away (`| head`): long listings stop early, nothing more is written. */
+  isClosed(): boolean;
   /** Resolves once stdout has drained what earlier writes queued (call between big batches of lines). */
   flush(): Promise<void>;
   /** A spinner on a TTY (never under --json or --quiet); a no-op elsewhere. */
@@ -65,6 +95,13 @@ export interface Sink {
   stdout(text: string): boolean | void;
   stderr(text: string): void;
   drain?(): Promise<void>;
+  /** True when stdout's reader has gone away. */
+  closed?(): boolean;
+}
+
+export interface JsonError {
+  code: string;
+  message: string;
 }
 
 export interface JsonStreamResult {
@@ -90,11 +127,23 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
     if (sink.drain) await sink.drain();
   };
   const human = (line: string): void => (options.json ? sink.stderr(`${line}\n`) : out(`${line}\n`));
+  // The JSON document's state: held whole (writeJson) or streamed up to its tail (writeJsonStream).
+  let held: Record<string, unknown> | undefined;
+  let stream: { failure: unknown } | undefined;
+  let ndjson = false;
+  let completed = false;
+  const startDocument = (): void => {
+    if (held !== undefined || stream !== undefined || ndjson || completed) throw new Error("internal: a second JSON document was started; --json prints exactly one");
+  };
   return {
     ...options,
     style,
     log(line) {
       if (!options.quiet) human(line);
+    },
+    notice(line) {
+      if (options.quiet) sink.stderr(`${line}\n`);
+      else human(line);
     },
     debug(line) {
       if (options.verbose && !options.quiet) sink.stderr(`${line}\n`);
@@ -106,12 +155,17 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
       sink.stderr(`${line}\n`);
     },
     writeJson(doc) {
-      out(`${JSON.stringify(doc, null, 2)}\n`);
+      startDocument();
+      held = doc;
     },
     writeJsonLine(doc) {
+      if (held !== undefined || stream !== undefined) throw new Error("internal: a JSON line after a JSON document; --json prints exactly one");
+      ndjson = true;
       out(`${JSON.stringify(doc)}\n`);
     },
     async writeJsonStream(head, arrayKey, items) {
+      startDocument();
+      stream = { failure: undefined };
       let buffer = "{";
       let first = true;
       const emit = async (force: boolean): Promise<void> => {
@@ -120,35 +174,49 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
         buffer = "";
         await flush();
       };
-      const field = (key: string, value: unknown): void => {
+      for (const [key, value] of Object.entries(head)) {
         buffer += `${first ? "" : ","}\n  ${JSON.stringify(key)}: ${indentJson(value, "  ")}`;
         first = false;
-      };
-      for (const [key, value] of Object.entries(head)) field(key, value);
+      }
       buffer += `${first ? "" : ","}\n  ${JSON.stringify(arrayKey)}: [`;
-      first = false;
       let count = 0;
-      let failure: unknown;
       try {
         for (const item of items) {
           buffer += `${count === 0 ? "" : ","}\n    ${indentJson(item, "    ")}`;
           count += 1;
           await emit(false);
+          // Nobody reads any more (`| head`): stop walking rows that would be thrown away.
+          if (sink.closed?.()) break;
         }
       } catch (error) {
-        failure = error;
+        stream.failure = error;
       }
       buffer += count === 0 ? "]" : "\n  ]";
-      if (failure === undefined) {
-        field("ok", true);
-      } else {
-        field("ok", false);
-        const code = failure instanceof OpenclawStateError ? failure.code : "internal_error";
-        field("error", { code, message: describeError(failure) });
-      }
-      buffer += "\n}\n";
       await emit(true);
-      return failure === undefined ? { count } : { count, error: failure };
+      return stream.failure === undefined ? { count } : { count, error: stream.failure };
+    },
+    complete(exitCode, error) {
+      if (completed) return;
+      completed = true;
+      if (!options.json) return;
+      const ok = exitCode === 0;
+      const failure = error ?? (stream?.failure !== undefined ? jsonErrorOf(stream.failure) : undefined);
+      if (ndjson) {
+        if (!ok) out(`${JSON.stringify({ version: 1, ok: false, ...(failure ? { error: failure } : {}) })}\n`);
+        return;
+      }
+      if (stream !== undefined) {
+        const tail = `,\n  "ok": ${ok}${!ok && failure ? `,\n  "error": ${indentJson(failure, "  ")}` : ""}\n}\n`;
+        out(tail);
+        return;
+      }
+      const { version, ok: _claimed, error: ownError, ...rest } = held ?? {};
+      const doc: Record<string, unknown> = { version: version ?? 1, ok, ...rest };
+      if (!ok && (ownError !== undefined || failure !== undefined)) doc.error = failure ?? ownError;
+      out(`${JSON.stringify(doc, null, 2)}\n`);
+    },
+    isClosed() {
+      return sink.closed?.() ?? false;
     },
     flush,
     progress(text) {
@@ -168,8 +236,14 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
   };
 }
 
+/** The `{code, message}` of a thrown value, as --json reports it. */
+export function jsonErrorOf(error: unknown): JsonError {
+  return { code: error instanceof OpenclawStateError ? error.code : "internal_error", message: describeError(error) };
+}
+
 /** Output for the real process: colour and spinners follow the terminal and NO_COLOR/FORCE_COLOR. */
 export function createProcessOutput(flags: { json?: boolean; quiet?: boolean; verbose?: boolean; color?: boolean }): Output {
+  installPipeGuards();
   // A terminal that reports no width (some ptys) would make the spinner's line clearing run away.
   const interactive = Boolean(process.stdout.isTTY) && !flags.json && (process.stderr.columns ?? 0) > 0;
   const env = process.env;
@@ -185,16 +259,45 @@ export function createProcessOutput(flags: { json?: boolean; quiet?: boolean; ve
       color,
       interactive,
       canPrompt: Boolean(process.stdin.isTTY) && Boolean(process.stderr.isTTY) && !flags.json,
+      columns: outputColumns(process.stdout, env),
     },
     {
-      // A reader that went away (`| head`) must not crash or stall a streamed listing.
-      stdout: (t) => (process.stdout.destroyed ? true : process.stdout.write(t)),
-      stderr: (t) => void process.stderr.write(t),
+      // A reader that went away (`| head`) must not crash or stall the command: later writes are dropped.
+      stdout: (t) => (stdoutGone() ? true : process.stdout.write(t)),
+      stderr: (t) => void (stderrGone() ? undefined : process.stderr.write(t)),
       drain: () => waitForStdout(),
+      closed: stdoutGone,
     },
     askOnTerminal,
     chooseOnTerminal,
   );
+}
+
+/**
+ * EPIPE (the reader closed the pipe) arrives as an 'error' event after a write; unhandled, it kills the
+ * process with a stack trace. Listening marks the stream gone instead, so the command ends quietly.
+ */
+const gone = { stdout: false, stderr: false };
+let pipeGuardsInstalled = false;
+function installPipeGuards(): void {
+  if (pipeGuardsInstalled) return;
+  pipeGuardsInstalled = true;
+  process.stdout.on("error", () => {
+    gone.stdout = true;
+  });
+  process.stderr.on("error", () => {
+    gone.stderr = true;
+  });
+}
+
+function stdoutGone(): boolean {
+  installPipeGuards();
+  return gone.stdout || process.stdout.destroyed || !process.stdout.writable;
+}
+
+function stderrGone(): boolean {
+  installPipeGuards();
+  return gone.stderr || process.stderr.destroyed || !process.stderr.writable;
 }
 
 function waitForStdout(): Promise<void> {

@@ -1,7 +1,7 @@
 // Builds the commander program: global flags, help with examples, and lazily loaded command actions.
 import { Command, Option } from "commander";
 import { toolVersion } from "../core/version.js";
-import { createProcessOutput } from "./output.js";
+import { createProcessOutput, type Output } from "./output.js";
 import type { CliHost } from "./context.js";
 import { registerBackupCommand } from "./commands/backup.js";
 import { registerDoctorCommand } from "./commands/doctor.js";
@@ -28,12 +28,15 @@ Examples:
 Exit codes: 0 ok, 1 failed or error findings, 2 usage error, 75 state locked by another process.
 Docs: docs/cli.md`;
 
+/** For a host CLI mounting our commands: the exit code goes to process.exitCode and finishes the --json document. */
 export function defaultHost(): CliHost {
+  let last: Output | undefined;
   return {
     env: process.env,
-    createOutput: (flags) => createProcessOutput(flags),
+    createOutput: (flags) => (last = createProcessOutput(flags)),
     setExitCode: (code) => {
       process.exitCode = code;
+      last?.complete(code);
     },
   };
 }
@@ -49,7 +52,7 @@ export function createProgram(options: CreateProgramOptions = {}): Command {
     .addOption(new Option("--state-dir <dir>", "state directory (default: $OPENCLAW_STATE_DIR or ~/.openclaw)"))
     .option("--json", "print one JSON document on stdout; human text goes to stderr")
     .option("--no-color", "disable colour (also NO_COLOR)")
-    .option("-q, --quiet", "only errors and results")
+    .option("-q, --quiet", "no progress or success lines; errors and warnings that need action still print (stderr)")
     .option("-v, --verbose", "more detail, stack traces on errors")
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", EXAMPLES);

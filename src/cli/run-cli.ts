@@ -1,6 +1,6 @@
 // Parses argv, runs the command, and turns every outcome (result, error, usage error) into an exit code.
 import { CommanderError, type Command } from "commander";
-import { ExitCode, OpenclawStateError, describeError } from "../core/errors.js";
+import { ExitCode, OpenclawStateError, describeError, isSqliteBusy } from "../core/errors.js";
 import { createProcessOutput, type Output } from "./output.js";
 import type { CliHost, GlobalFlags } from "./context.js";
 import { createProgram } from "./program.js";
@@ -59,6 +59,7 @@ export async function runCli(options: RunCliOptions): Promise<number> {
   override(program);
   try {
     await program.parseAsync(options.argv, { from: "user" });
+    lastOutput.complete(exitCode);
     return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
@@ -72,16 +73,43 @@ export async function runCli(options: RunCliOptions): Promise<number> {
     if (error instanceof OpenclawStateError) {
       return renderError(lastOutput, error.code, error.message, error.exitCode, error);
     }
+    // A write lock held past the busy timeout is "locked, retry later" (75) wherever it surfaced.
+    if (isSqliteBusy(error)) {
+      return renderError(lastOutput, "state_locked", `State is locked: ${describeError(error)}.`, ExitCode.locked, error);
+    }
+    const fsText = describeFsError(error);
+    if (fsText) return renderError(lastOutput, "filesystem_error", fsText, ExitCode.failed, error);
     return renderError(lastOutput, "internal_error", `Unexpected failure: ${describeError(error)}`, ExitCode.failed, error);
   }
 }
 
+const ERRNO_TEXT: Record<string, string> = {
+  EROFS: "read-only filesystem; read commands work on it, commands that write state or backups do not",
+  EACCES: "permission denied; run as the user that owns the state, or fix the permissions",
+  EPERM: "operation not permitted; run as the user that owns the state, or fix the permissions",
+  ENOSPC: "no space left on the device; free some space and retry",
+  EDQUOT: "disk quota exceeded; free some space and retry",
+  ENOENT: "no such file or directory",
+  ENOTDIR: "a part of the path is not a directory",
+  EISDIR: "it is a directory",
+  EEXIST: "it already exists",
+  EMFILE: "too many open files; raise the limit (ulimit -n) and retry",
+  EIO: "I/O error from the device",
+};
+
+/** A Node file-system error (code + syscall + path) as one sentence, instead of "Unexpected failure". */
+function describeFsError(error: unknown): string | null {
+  const e = error as { code?: unknown; syscall?: unknown; path?: unknown } | null;
+  if (!e || typeof e.code !== "string" || !/^E[A-Z]+$/.test(e.code)) return null;
+  const what = ERRNO_TEXT[e.code] ?? describeError(error);
+  const op = typeof e.syscall === "string" ? e.syscall : "access";
+  return typeof e.path === "string" ? `Cannot ${op} ${e.path}: ${what} (${e.code}).` : `File system error: ${what} (${e.code}).`;
+}
+
+/** The one place an error becomes output: the --json document (via complete) or one line on stderr. */
 function renderError(output: Output, code: string, message: string, exitCode: number, error?: unknown, detail?: string): number {
-  if (output.json) {
-    output.writeJson({ version: 1, ok: false, error: { code, message } });
-  } else {
-    output.error(`error: ${detail ?? message}`);
-  }
+  if (output.json) output.complete(exitCode, { code, message });
+  else output.error(`error: ${detail ?? message}`);
   if (output.verbose && error instanceof Error && error.stack) output.error(error.stack);
   return exitCode;
 }

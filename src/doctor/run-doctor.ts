@@ -1,9 +1,12 @@
 // Runs the doctor checks; with `fix`, applies their repairs under the maintenance lease and re-checks.
 import { describeError } from "../core/errors.js";
 import type { MigrationPlan, MigrationRunResult } from "../migration/types.js";
-import { acquireMaintenanceLease } from "../state/lease.js";
+import fs from "node:fs";
+import { acquireMaintenanceLease, acquireStateLock, type MaintenanceLease } from "../state/lease.js";
 import type { StatePaths } from "../state/paths.js";
-import { openGlobalDatabase } from "../state/state-databases.js";
+import { assertStateDir } from "../state/state-dir.js";
+import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { configCheck } from "./checks/config-check.js";
 import { leaseCheck } from "./checks/lease-check.js";
 import { legacyCheck } from "./checks/legacy-check.js";
 import { modesCheck } from "./checks/modes-check.js";
@@ -11,7 +14,7 @@ import { restoreLeftoverCheck } from "./checks/restore-leftover-check.js";
 import { storageCheck } from "./checks/storage-check.js";
 import type { CheckContext, DoctorCheck, DoctorProgress, Finding, MigrationFixOptions, Repair, RepairApplyResult, RepairOutcome } from "./types.js";
 
-export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, leaseCheck, legacyCheck, modesCheck];
+export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, configCheck, leaseCheck, legacyCheck, modesCheck];
 
 export interface DoctorOptions {
   paths: StatePaths;
@@ -111,19 +114,34 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
     return result(options, before.findings, { findingsBefore: before.findings, declined: true, ...migration() });
   }
 
+  assertStateDir(options.paths, "write");
   const outcomes: RepairOutcome[] = [];
   const sink: { run?: MigrationRunResult } = {};
-  for (const repair of before.repairs) {
-    if (!repair.applyBeforeOpen) continue;
-    try {
-      outcomes.push(outcome(repair, repair.applyBeforeOpen({ paths: options.paths }), sink));
-    } catch (error) {
-      outcomes.push({ id: repair.id, description: repair.description, status: "failed", detail: describeError(error) });
-    }
-  }
-  const global = openGlobalDatabase(options.paths, { mode: "write", create: true });
+  // No global DB yet, so no lease row: the lock file holds the state from the first change (a legacy dir
+  // move) until the lease is taken on the DB this run creates.
+  const bootstrap = fs.existsSync(options.paths.globalDbPath) ? null : acquireStateLock(options.paths, undefined, { command: "doctor --fix", force: options.force });
+  let global: GlobalDatabase;
   try {
-    const lease = acquireMaintenanceLease(global, { command: "doctor --fix", force: options.force });
+    for (const repair of before.repairs) {
+      if (!repair.applyBeforeOpen) continue;
+      try {
+        outcomes.push(outcome(repair, repair.applyBeforeOpen({ paths: options.paths }), sink));
+      } catch (error) {
+        outcomes.push({ id: repair.id, description: repair.description, status: "failed", detail: describeError(error) });
+      }
+    }
+    global = openGlobalDatabase(options.paths, { mode: "write", create: true });
+  } catch (error) {
+    bootstrap?.release();
+    throw error;
+  }
+  try {
+    let lease: MaintenanceLease;
+    try {
+      lease = acquireMaintenanceLease(global, { command: "doctor --fix", force: options.force });
+    } finally {
+      bootstrap?.release();
+    }
     try {
       const fix: MigrationFixOptions = { backup: options.migration?.backup ?? true, removeSources: options.migration?.removeSources ?? false, ...(options.migration?.backupDir ? { backupDir: options.migration.backupDir } : {}) };
       for (const repair of before.repairs) {

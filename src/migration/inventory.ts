@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { tryNormalizeAgentId } from "../state/agent-id.js";
-import { DEFAULT_AGENT_ID, type StatePaths } from "../state/paths.js";
+import { DEFAULT_AGENT_ID, isPathInside, type StatePaths } from "../state/paths.js";
 import type { AgentDir, LayoutItem, LeftoverItem, SessionsDir } from "./types.js";
 
 /** State dirs of the product's earlier names, looked for in the home dir. */
@@ -56,8 +56,9 @@ export function toPosix(rel: string): string {
 
 /** A source's stable name: relative to the root with "/" separators, or its absolute path when outside it. */
 export function sourceRelativePath(root: string, file: string): string {
+  // isPathInside, not a ".." prefix test: a file named `..x` is inside the root.
   const rel = path.relative(root, file);
-  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel) ? toPosix(rel) : toPosix(path.resolve(file));
+  return rel !== "" && isPathInside(root, file) ? toPosix(rel) : toPosix(path.resolve(file));
 }
 
 /** True when `file` is a regular file (symlinks and directories are not sources). */

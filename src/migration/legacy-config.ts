@@ -3,7 +3,8 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { describeError } from "../core/errors.js";
+import { describeError, isOpenclawStateError } from "../core/errors.js";
+import { readRegularTextSync } from "../core/safe-read.js";
 import { parseTolerantJson } from "../core/tolerant-json.js";
 import type { StatePaths } from "../state/paths.js";
 import { ensurePrivateDir, fsyncDir } from "../state/private-fs.js";
@@ -20,29 +21,14 @@ export interface ConfigRead {
   problem: string | null;
 }
 
-/**
- * Reads a regular file without ever blocking: opened O_NONBLOCK (a FIFO returns at once), then fstat'ed, and
- * read only when it is a regular file.
- */
-export function readRegularFile(file: string, maxBytes: number): { text: string } | { problem: string } | null {
-  let fd: number;
+/** The config's text through the shared non-blocking reader; null when absent, else the problem as a sentence naming the file. */
+function readConfigText(file: string): { text: string } | { problem: string } | null {
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    return { text: readRegularTextSync(file, { what: "config file", maxBytes: MAX_CONFIG_BYTES }) };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return null;
-    return { problem: `cannot be read (${describeError(error)})` };
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (st.isDirectory()) return { problem: "is a directory, not a file" };
-    if (!st.isFile()) return { problem: `is not a regular file (${st.isFIFO() ? "a FIFO" : st.isSocket() ? "a socket" : "a device"}); it was not read` };
-    if (st.size > maxBytes) return { problem: `is ${st.size} bytes, more than a config may be; it was not read` };
-    return { text: fs.readFileSync(fd, "utf8") };
-  } catch (error) {
-    return { problem: `cannot be read (${describeError(error)})` };
-  } finally {
-    fs.closeSync(fd);
+    return { problem: isOpenclawStateError(error) ? error.message : `${file} cannot be read (${describeError(error)})` };
   }
 }
 
@@ -54,9 +40,9 @@ export function configPathFor(paths: StatePaths, root: string): string {
 
 export function readConfig(paths: StatePaths, root: string): ConfigRead {
   const file = configPathFor(paths, root);
-  const read = readRegularFile(file, MAX_CONFIG_BYTES);
+  const read = readConfigText(file);
   if (read === null) return { path: file, text: null, value: null, problem: null };
-  if ("problem" in read) return { path: file, text: null, value: null, problem: `${file} ${read.problem}` };
+  if ("problem" in read) return { path: file, text: null, value: null, problem: read.problem };
   try {
     const value = parseTolerantJson(read.text);
     if (typeof value !== "object" || value === null || Array.isArray(value)) return { path: file, text: read.text, value: null, problem: `${file} does not hold a JSON object` };

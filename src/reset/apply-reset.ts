@@ -2,17 +2,16 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError } from "../core/errors.js";
-import { acquireMaintenanceLease, type MaintenanceLease } from "../state/lease.js";
+import { acquireStateLock, type StateLock } from "../state/lease.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { listRegisteredAgents, openGlobalDatabase, unregisterAgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { assertSafeTarget, removeNoFollow } from "./path-safety.js";
 import { planReset, type ResetKind, type ResetNote, type ResetPlan, type ResetScope, type ResetTarget } from "./plan-reset.js";
+import { clearCredentialTables, type TableCount } from "./credential-stores.js";
+import type { ResetBackupInfo } from "./reset-backup.js";
 import { readResetInputs } from "./reset-inputs.js";
 
-export interface ResetBackupInfo {
-  archivePath: string;
-  verified: boolean;
-}
+export type { ResetBackupInfo };
 
 export interface ResetDecision {
   proceed: boolean;
@@ -24,6 +23,7 @@ export type ResetEvent =
   | { type: "backup-started" }
   | { type: "backup-written"; archivePath: string }
   | { type: "removed"; path: string; kind: ResetKind }
+  | { type: "cleared"; table: string; rows: number }
   | { type: "failed"; path: string; kind: ResetKind; error: string };
 
 export interface ResetOptions {
@@ -66,6 +66,8 @@ export interface ResetResult {
   failed: ResetFailure[];
   /** agent_databases rows dropped because their database is gone. */
   registryRowsRemoved: string[];
+  /** Credential tables of the global DB cleared (rows deleted); under dryRun, the rows that would be. */
+  tablesCleared: TableCount[];
   backupPath?: string;
   warnings: string[];
 }
@@ -81,6 +83,7 @@ function baseResult(options: ResetOptions, plan: ResetPlan, status: ResetResult[
     skipped: plan.skipped,
     failed: [],
     registryRowsRemoved: [],
+    tablesCleared: [],
     warnings,
   };
 }
@@ -145,7 +148,7 @@ function removeTargets(targets: readonly ResetTarget[], options: ResetOptions, r
 export async function runReset(options: ResetOptions): Promise<ResetResult> {
   const { paths, scope } = options;
   const preview = readResetInputs(paths);
-  const plan = planReset({ scope, paths, registry: preview.registry, workspaces: preview.workspaces });
+  const plan = planReset({ scope, paths, ...preview });
 
   if (options.dryRun) {
     const warnings = [...preview.warnings];
@@ -153,6 +156,7 @@ export async function runReset(options: ResetOptions): Promise<ResetResult> {
     if (options.backup) warnings.push("Dry run: no backup was written.");
     const result = baseResult(options, plan, "dry-run", warnings);
     result.removed = plan.targets.map((t) => ({ path: t.path, kind: t.kind }));
+    result.tablesCleared = plan.tables;
     return result;
   }
 
@@ -162,13 +166,15 @@ export async function runReset(options: ResetOptions): Promise<ResetResult> {
 
   const warnings: string[] = [];
   const global = openForLease(options, warnings);
-  let lease: MaintenanceLease | undefined;
+  let lock: StateLock | undefined;
   let open = global;
   try {
-    if (global) lease = acquireMaintenanceLease(global, { command: `reset --scope ${scope}`, force: options.force });
-    // Planned again under the lease: what is removed is what exists now, not what existed at the prompt.
+    // The lease on the global DB; without one (a legacy-only state) the lock file, so no restore or
+    // `doctor --fix` can start on this state meanwhile.
+    lock = acquireStateLock(paths, global, { command: `reset --scope ${scope}`, force: options.force });
+    // Planned again under the lock: what is removed is what exists now, not what existed at the prompt.
     const inputs = readResetInputs(paths, global);
-    const final = planReset({ scope, paths, registry: inputs.registry, workspaces: inputs.workspaces });
+    const final = planReset({ scope, paths, ...inputs });
     const result = baseResult(options, final, "completed", [...warnings, ...inputs.warnings]);
 
     if (wantBackup) {
@@ -183,6 +189,7 @@ export async function runReset(options: ResetOptions): Promise<ResetResult> {
       options.onEvent?.({ type: "backup-written", archivePath: backup.archivePath });
     }
 
+    clearTables(global, final, options, result);
     removeTargets(final.targets.filter((t) => !t.afterClose), options, result);
     if (global && scope === "config+creds+sessions") {
       const removedDbs = new Set(result.removed.filter((r) => r.kind === "agent-db").map((r) => r.path));
@@ -191,8 +198,8 @@ export async function runReset(options: ResetOptions): Promise<ResetResult> {
     const last = final.targets.filter((t) => t.afterClose);
     if (last.length > 0) {
       // The lease row goes with the file: detaching (not releasing) leaves no moment where another process could take it.
-      lease?.detach();
-      lease = undefined;
+      lock?.detach();
+      lock = undefined;
       global?.close();
       open = undefined;
       removeTargets(last, options, result);
@@ -200,8 +207,28 @@ export async function runReset(options: ResetOptions): Promise<ResetResult> {
     if (result.failed.length > 0) result.status = "partial";
     return result;
   } finally {
-    lease?.release();
+    lock?.release();
     open?.close();
+  }
+}
+
+/** Deletes the credential rows the plan names, in one transaction; a failure is reported like a failed removal. */
+function clearTables(global: GlobalDatabase | undefined, plan: ResetPlan, options: ResetOptions, result: ResetResult): void {
+  if (plan.tables.length === 0) return;
+  const where = options.paths.globalDbPath;
+  if (!global) {
+    const failure = { path: where, kind: "global-db" as const, error: `credential rows in ${plan.tables.map((t) => t.table).join(", ")} were not deleted: the global database could not be opened` };
+    result.failed.push(failure);
+    options.onEvent?.({ type: "failed", ...failure });
+    return;
+  }
+  try {
+    result.tablesCleared = clearCredentialTables(global, plan.tables.map((t) => t.table));
+    for (const t of result.tablesCleared) options.onEvent?.({ type: "cleared", table: t.table, rows: t.rows });
+  } catch (error) {
+    const failure = { path: where, kind: "global-db" as const, error: `credential rows were not deleted: ${describeError(error)}` };
+    result.failed.push(failure);
+    options.onEvent?.({ type: "failed", ...failure });
   }
 }
 

@@ -2,8 +2,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { OperationError, UsageError } from "../core/errors.js";
+import { describePathKind, pathKind } from "../core/safe-read.js";
 import { isPathInside, isWorkspaceDirName, type StatePaths } from "../state/paths.js";
 import { discoverAgentDirs } from "../state/state-databases.js";
+import { inspectStateDir, notADirectoryError } from "../state/state-dir.js";
+import { IMPORTERS } from "../migration/importers/index.js";
+import { MIGRATED_DIR } from "../migration/retire.js";
+import { migratedRunDirs, retiredCopyCandidates, type LedgerSource, type TableCount } from "./credential-stores.js";
 import { assertSafeRoot, assertSafeTarget, entryType, type EntryType } from "./path-safety.js";
 
 export const RESET_SCOPES = ["config", "config+creds+sessions", "full"] as const;
@@ -12,7 +17,8 @@ export type ResetScope = (typeof RESET_SCOPES)[number];
 /** What each scope removes, for the interactive chooser and the docs. */
 export const RESET_SCOPE_HINTS: Record<ResetScope, string> = {
   config: "the config file only",
-  "config+creds+sessions": "config, credentials, every agent database (sessions, transcripts) and legacy sessions/ dirs; the global database stays",
+  "config+creds+sessions":
+    "config, credentials (the credentials dir, credential rows of the global database, legacy and migrated/ copies), every agent database (sessions, transcripts) and legacy sessions dirs; the global database stays",
   full: "the whole state dir plus config/credentials outside it; workspaces outside it and the backup dir stay",
 };
 
@@ -33,7 +39,9 @@ export type ResetKind =
   | "agents"
   | "global-db"
   | "state-entry"
-  | "state-dir";
+  | "state-dir"
+  | "credential-file"
+  | "migrated-copy";
 
 export interface ResetTarget {
   path: string;
@@ -58,6 +66,8 @@ export interface ResetPlan {
   stateDir: string;
   /** In removal order. */
   targets: ResetTarget[];
+  /** Global-DB tables whose rows the scope deletes (credentials migrated out of files), with their row counts. */
+  tables: TableCount[];
   /** Existing paths the scope leaves in place. */
   kept: ResetNote[];
   /** Paths the scope names that are absent or not removable as such. */
@@ -76,6 +86,12 @@ export interface PlanResetInput {
   registry?: readonly RegisteredAgentDb[];
   /** Known workspace paths (config, workspace_setup_state, default names). */
   workspaces?: readonly string[];
+  /** Row counts of the credential tables, when the global DB could be read. */
+  credentialTables?: readonly TableCount[];
+  /** Ledger rows of credential and session sources: where their copies sit under migrated/<run>/. */
+  ledgerSources?: readonly LedgerSource[];
+  /** Live legacy credential files the importers detect (not migrated yet). */
+  legacyCredentialFiles?: readonly string[];
 }
 
 /** Sidecars SQLite may leave beside a database. */
@@ -115,6 +131,12 @@ class PlanBuilder {
     this.kept.push({ path: abs, reason });
   }
 
+  /** True when `p` is already planned, itself or inside a planned directory. */
+  covered(p: string): boolean {
+    const abs = path.resolve(p);
+    return this.targets.some((t) => isPathInside(t.path, abs));
+  }
+
   skip(p: string, reason: string): void {
     const abs = path.resolve(p);
     if (this.seen.has(abs)) return;
@@ -135,7 +157,7 @@ function addConfig(b: PlanBuilder, paths: StatePaths): void {
   const inside = isPathInside(paths.stateDir, paths.configPath);
   const type = entryType(paths.configPath);
   if (type === null) return b.skip(paths.configPath, "no config file there");
-  if (type === "dir" || type === "other") return b.skip(paths.configPath, "not a regular file, so not a config file; left in place");
+  if (type === "dir" || type === "other") return b.skip(paths.configPath, `${describePathKind(pathKind(paths.configPath))}, not a regular file, so not a config file; left in place`);
   if (!inside) assertSafeRoot(paths.configPath, "config path", paths);
   b.target(paths.configPath, "config", inside ? "the config file" : "the config file (outside the state dir)", inside ? paths.stateDir : paths.configPath, { type });
 }
@@ -181,6 +203,39 @@ function addLegacySessions(b: PlanBuilder, paths: StatePaths): void {
   for (const dir of discoverAgentDirs(paths, { all: true })) {
     const sessions = path.join(paths.agentsDir, dir.dirName, "sessions");
     if (entryType(sessions) !== null) b.target(sessions, "legacy-sessions", "legacy sessions dir (file-era session index and transcripts)", paths.stateDir);
+  }
+}
+
+/** Legacy credential files still in the live tree (an agent's auth profiles, …): the scope removes them too. */
+function addLegacyCredentialFiles(b: PlanBuilder, paths: StatePaths, files: readonly string[]): void {
+  for (const file of files) {
+    if (!isPathInside(paths.stateDir, file) || b.covered(file)) continue;
+    const type = entryType(file);
+    if (type === "file" || type === "symlink") b.target(file, "credential-file", "legacy credential file (not migrated)", paths.stateDir, { type });
+  }
+}
+
+/**
+ * The plaintext copies the migration retired under migrated/<run>/: the credentials dir and the session
+ * dirs as they were moved, and every credential or session source the ledger names, in every run dir.
+ */
+function addMigratedCopies(b: PlanBuilder, paths: StatePaths, ledger: readonly LedgerSource[]): void {
+  const credentialsRel = isPathInside(paths.stateDir, paths.credentialsDir) ? path.relative(paths.stateDir, paths.credentialsDir) : null;
+  const sessionKinds = new Set(IMPORTERS.filter((i) => i.target === "agent").map((i) => i.kind));
+  const sessionDirs = new Set(ledger.filter((s) => sessionKinds.has(s.kind) && !path.isAbsolute(s.relativePath)).map((s) => path.posix.dirname(s.relativePath)));
+  for (const run of migratedRunDirs(paths)) {
+    const runDir = path.join(paths.stateDir, MIGRATED_DIR, run);
+    const dirs = [...(credentialsRel ? [credentialsRel] : []), ...[...sessionDirs].sort()];
+    for (const rel of dirs) {
+      for (const dir of [path.join(runDir, ...rel.split("/")), path.join(runDir, "skipped", ...rel.split("/"))]) {
+        if (entryType(dir) === "dir" && !b.covered(dir)) b.target(dir, "migrated-copy", `copy of ${rel}/ retired by migration run ${run}`, paths.stateDir);
+      }
+    }
+    for (const source of ledger) {
+      for (const copy of retiredCopyCandidates(paths, run, source)) {
+        if (entryType(copy) !== null && !b.covered(copy)) b.target(copy, "migrated-copy", `${source.kind} copy retired by migration run ${run}`, paths.stateDir);
+      }
+    }
   }
 }
 
@@ -240,6 +295,10 @@ export function planReset(input: PlanResetInput): ResetPlan {
   const { scope, paths } = input;
   const registry = input.registry ?? [];
   const workspaces = (input.workspaces ?? []).map((w) => path.resolve(w));
+  // A file, FIFO or link-to-file where the state dir should be: nothing under it can be planned (scope full
+  // would otherwise delete whatever file a mistyped --state-dir names).
+  const dir = inspectStateDir(paths);
+  if (dir.status === "not-a-directory") throw notADirectoryError(dir, "nothing was removed");
   assertSafeRoot(paths.stateDir, "state dir", paths, { noSymlink: true });
   if (path.resolve(paths.backupDir) === path.resolve(paths.stateDir)) {
     throw new OperationError("reset_unsafe_path", `Refusing to reset: the backup dir ${paths.backupDir} is the state dir itself; point OPENCLAW_BACKUP_DIR elsewhere and retry.`, {
@@ -257,10 +316,14 @@ export function planReset(input: PlanResetInput): ResetPlan {
       addCredentials(b, paths);
       addAgentDatabases(b, paths, registry);
       addLegacySessions(b, paths);
+      addLegacyCredentialFiles(b, paths, input.legacyCredentialFiles ?? []);
+      addMigratedCopies(b, paths, input.ledgerSources ?? []);
     }
   }
+  // Scope full removes the global DB file itself; the narrower scope keeps the DB but not the secrets in it.
+  const tables = scope === "config+creds+sessions" ? (input.credentialTables ?? []).filter((t) => t.rows > 0) : [];
   keepCommon(b, scope, paths, workspaces);
   // Removal order: everything that does not hold the global DB first, in planned order.
   const targets = [...b.targets.filter((t) => !t.afterClose), ...b.targets.filter((t) => t.afterClose)];
-  return { scope, stateDir: paths.stateDir, targets, kept: b.kept, skipped: b.skipped };
+  return { scope, stateDir: paths.stateDir, targets, tables, kept: b.kept, skipped: b.skipped };
 }

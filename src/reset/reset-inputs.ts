@@ -6,11 +6,15 @@ import { describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } from "../
 import { readConfiguredWorkspaces } from "../backup/config-workspaces.js";
 import { isWorkspaceDirName, type StatePaths } from "../state/paths.js";
 import { listRegisteredAgents, openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { countCredentialRows, detectLegacyCredentialFiles, scopedLedgerSources, type LedgerSource, type TableCount } from "./credential-stores.js";
 import type { RegisteredAgentDb } from "./plan-reset.js";
 
 export interface ResetInputs {
   registry: RegisteredAgentDb[];
   workspaces: string[];
+  credentialTables: TableCount[];
+  ledgerSources: LedgerSource[];
+  legacyCredentialFiles: string[];
   /** Live maintenance/gateway lease holders, described (read from the DB as it is now). */
   liveHolders: string[];
   warnings: string[];
@@ -29,6 +33,8 @@ function defaultWorkspaces(paths: StatePaths): string[] {
 
 function fromDatabase(global: GlobalDatabase, inputs: ResetInputs): void {
   inputs.registry = listRegisteredAgents(global).map((r) => ({ agent_id: r.agent_id, path: r.path }));
+  inputs.credentialTables = countCredentialRows(global);
+  inputs.ledgerSources = scopedLedgerSources(global);
   const rows = global.all(global.q.selectFrom("workspace_setup_state").select("workspace_path"));
   for (const row of rows) if (row.workspace_path) inputs.workspaces.push(path.resolve(row.workspace_path));
   for (const lease of listLeases(global)) {
@@ -43,7 +49,15 @@ function fromDatabase(global: GlobalDatabase, inputs: ResetInputs): void {
 export function readResetInputs(paths: StatePaths, global?: GlobalDatabase): ResetInputs {
   // Config workspaces only inform the kept list and entry kinds, so an unreadable config just means fewer hints.
   const configured = readConfiguredWorkspaces(paths).workspaces.map((w) => w.path);
-  const inputs: ResetInputs = { registry: [], workspaces: [...defaultWorkspaces(paths), ...configured], liveHolders: [], warnings: [] };
+  const inputs: ResetInputs = {
+    registry: [],
+    workspaces: [...defaultWorkspaces(paths), ...configured],
+    credentialTables: [],
+    ledgerSources: [],
+    legacyCredentialFiles: detectLegacyCredentialFiles(paths),
+    liveHolders: [],
+    warnings: [],
+  };
   if (global) {
     fromDatabase(global, inputs);
   } else if (fs.existsSync(paths.globalDbPath)) {

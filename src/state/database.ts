@@ -14,6 +14,7 @@ import { toolVersion } from "../core/version.js";
 import { AGENT_SCHEMA_ADDITIVE_OBJECTS, AGENT_SCHEMA_ADDITIVE_SQL, AGENT_SCHEMA_SQL, GLOBAL_SCHEMA_ADDITIVE_OBJECTS, GLOBAL_SCHEMA_ADDITIVE_SQL, GLOBAL_SCHEMA_SQL, SCHEMA_VERSION } from "./generated/ddl.js";
 import { defaultBusyTimeoutMs } from "./busy-timeout.js";
 import { ensurePrivateDir, ensurePrivateDirBelow, ensurePrivateFile, lstatOrNull, symlinkOnPath, UnsafePathError } from "./private-fs.js";
+import { openReadOnlyHandle, unwritableReason, type ReadOnlyHandle } from "./read-only-open.js";
 import path from "node:path";
 
 export type DbRole = "global" | "agent";
@@ -52,6 +53,8 @@ export class StateDatabase<DB> {
   readonly created: boolean;
   private readonly statements = new Map<string, Database.Statement>();
   private closed = false;
+  /** Set when a read open had to go through a temporary copy (read-only location): removes it on close. */
+  cleanup: (() => void) | undefined;
 
   constructor(handle: Database.Database, options: OpenDatabaseOptions, created: boolean) {
     this.handle = handle;
@@ -203,6 +206,7 @@ export class StateDatabase<DB> {
       // Another connection may be mid-transaction; the WAL stays valid and the next checkpoint takes it.
     }
     if (this.handle.open) this.handle.close();
+    this.cleanup?.();
   }
 }
 
@@ -263,10 +267,13 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
     ensurePrivateFile(file);
   }
   let handle: Database.Database;
+  let cleanup: (() => void) | undefined;
   try {
-    handle = openHandle(file, options.mode);
+    ({ handle, cleanup } = openHandle(file, options.mode, options.busyTimeoutMs ?? defaultBusyTimeoutMs()));
   } catch (error) {
-    throw new DatabaseError(`Cannot open database ${file}: ${describeError(error)}.`, { path: file, cause: error });
+    // Name the real cause: a read-only mount or missing permission is not a damaged database.
+    const reason = unwritableReason(file);
+    throw new DatabaseError(`Cannot open database ${file}: ${describeError(error)}${reason ? ` (${reason})` : ""}.`, { path: file, cause: error });
   }
   try {
     // busy_timeout first: every later statement, pragmas included, is then protected against SQLITE_BUSY.
@@ -296,9 +303,14 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
     }
   } catch (error) {
     handle.close();
+    cleanup?.();
+    const reason = error instanceof DatabaseError || error instanceof SchemaVersionError ? null : unwritableReason(file);
+    if (reason) throw new DatabaseError(`Cannot open database ${file} for ${options.mode === "write" ? "writing" : "reading"}: ${describeError(error)} (${reason}).`, { path: file, cause: error });
     throw error;
   }
-  return new StateDatabase<DB>(handle, options, created);
+  const db = new StateDatabase<DB>(handle, options, created);
+  db.cleanup = cleanup;
+  return db;
 }
 
 /**
@@ -327,15 +339,10 @@ function refuseLinkedCreate(file: string, root: string | undefined): void {
  * Read mode opens the existing file read-write with query_only: a true read-only open of a WAL
  * database leaves -wal/-shm behind, whereas the last read-write close removes them.
  */
-function openHandle(file: string, mode: OpenMode): Database.Database {
-  if (mode === "write") return new Database(file);
-  try {
-    fs.accessSync(file, fs.constants.W_OK);
-    fs.accessSync(path.dirname(file), fs.constants.W_OK);
-  } catch {
-    return new Database(file, { readonly: true, fileMustExist: true });
-  }
-  return new Database(file, { fileMustExist: true });
+function openHandle(file: string, mode: OpenMode, timeoutMs: number): ReadOnlyHandle {
+  if (mode === "write") return { handle: new Database(file) };
+  if (unwritableReason(file) !== null) return openReadOnlyHandle(file, timeoutMs);
+  return { handle: new Database(file, { fileMustExist: true }) };
 }
 
 /**

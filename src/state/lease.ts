@@ -1,6 +1,10 @@
 // The state_leases mutation lock: one maintenance writer at a time, and never while the gateway runs.
 import os from "node:os";
-import { StateLockedError } from "../core/errors.js";
+import path from "node:path";
+import { isSqliteBusy, StateLockedError } from "../core/errors.js";
+import { acquireBootstrapLock, assertNoForeignBootstrapLock } from "./bootstrap-lock.js";
+import { describeLockHolders, findWriteLockHolders } from "./lock-holders.js";
+import type { StatePaths } from "./paths.js";
 import type { GlobalDatabase } from "./state-databases.js";
 import { pidAlive } from "./pid-alive.js";
 
@@ -90,47 +94,71 @@ export function describeLease(lease: LeaseInfo): string {
   return `${who}${where}`;
 }
 
+/** The state dir a global DB at `<stateDir>/state/openclaw.sqlite` belongs to. */
+function stateDirOf(global: GlobalDatabase): string {
+  return path.dirname(path.dirname(path.resolve(global.path)));
+}
+
+/**
+ * The SQLite write lock was held past the busy timeout: exit 75 naming who holds it — the live lease
+ * rows (readable beside a writer in WAL mode) and the processes holding the lock (Linux /proc/locks).
+ */
+function busyError(global: GlobalDatabase, error: unknown): StateLockedError {
+  let leases: LeaseInfo[] = [];
+  try {
+    leases = listLeases(global).filter((l) => l.live && (l.scope === MAINTENANCE_SCOPE || l.scope === GATEWAY_SCOPE));
+  } catch {
+    // The lease rows are a hint only.
+  }
+  const holders = findWriteLockHolders(global.path);
+  const who = [
+    ...leases.map((l) => `${describeLease(l)} (lease)`),
+    ...(holders.length > 0 ? [`${describeLockHolders(holders)} (write lock)`] : []),
+  ];
+  return new StateLockedError(
+    `State is locked by another process: ${global.path} stayed write-locked${who.length > 0 ? ` by ${who.join(", ")}` : ""} past the busy timeout; retry when it finishes (nothing was changed).`,
+    { path: global.path, cause: error },
+  );
+}
+
 /** Takes the maintenance lease inside BEGIN IMMEDIATE so two processes cannot both win. */
 export function acquireMaintenanceLease(global: GlobalDatabase, options: AcquireLeaseOptions): MaintenanceLease {
   const now = options.now ?? Date.now;
   const owner: LeaseOwner = { pid: process.pid, host: os.hostname(), startedAt: now(), command: options.command };
   const ownerId = `${owner.pid}@${owner.host}:${owner.startedAt}`;
-  const takenOver = global.immediate(() => {
-    const leases = listLeases(global, now()).filter((l) => l.scope === MAINTENANCE_SCOPE || l.scope === GATEWAY_SCOPE);
-    const live = leases.filter((l) => l.live);
-    if (live.length > 0 && !options.force) {
-      const holder = live[0]!;
-      throw new StateLockedError(
-        `State is locked by ${describeLease(holder)} until ${new Date(holder.expiresAt).toISOString()}; retry when it finishes, or pass --force if you are sure it is gone.`,
-      );
-    }
-    const t = now();
-    global.run(
-      global.q
-        .insertInto("state_leases")
-        .values({
-          scope: MAINTENANCE_SCOPE,
-          lease_key: MAINTENANCE_LEASE_KEY,
-          owner: ownerId,
-          expires_at: t + LEASE_TTL_MS,
-          heartbeat_at: t,
-          payload_json: JSON.stringify(owner),
-          created_at: t,
-          updated_at: t,
-        })
-        .onConflict((oc) =>
-          oc.columns(["scope", "lease_key"]).doUpdateSet({
-            owner: ownerId,
-            expires_at: t + LEASE_TTL_MS,
-            heartbeat_at: t,
-            payload_json: JSON.stringify(owner),
-            created_at: t,
-            updated_at: t,
-          }),
-        ),
+  let takenOver: LeaseInfo[];
+  try {
+    takenOver = global.immediate(() => takeLeaseRow(global, options, now, owner, ownerId));
+  } catch (error) {
+    if (isSqliteBusy(error)) throw busyError(global, error);
+    throw error;
+  }
+  return holdLease(global, owner, ownerId, now, takenOver);
+}
+
+function takeLeaseRow(global: GlobalDatabase, options: AcquireLeaseOptions, now: () => number, owner: LeaseOwner, ownerId: string): LeaseInfo[] {
+  const leases = listLeases(global, now()).filter((l) => l.scope === MAINTENANCE_SCOPE || l.scope === GATEWAY_SCOPE);
+  const live = leases.filter((l) => l.live);
+  if (live.length > 0 && !options.force) {
+    const holder = live[0]!;
+    throw new StateLockedError(
+      `State is locked by ${describeLease(holder)} until ${new Date(holder.expiresAt).toISOString()}; retry when it finishes, or pass --force if you are sure it is gone.`,
     );
-    return leases.filter((l) => l.scope === MAINTENANCE_SCOPE);
-  });
+  }
+  // A command that started before this DB existed (a restore bringing it in) still holds the lock file.
+  if (!options.force) assertNoForeignBootstrapLock(stateDirOf(global));
+  const t = now();
+  const holder = { owner: ownerId, expires_at: t + LEASE_TTL_MS, heartbeat_at: t, payload_json: JSON.stringify(owner), created_at: t, updated_at: t };
+  global.run(
+    global.q
+      .insertInto("state_leases")
+      .values({ scope: MAINTENANCE_SCOPE, lease_key: MAINTENANCE_LEASE_KEY, ...holder })
+      .onConflict((oc) => oc.columns(["scope", "lease_key"]).doUpdateSet(holder)),
+  );
+  return leases.filter((l) => l.scope === MAINTENANCE_SCOPE);
+}
+
+function holdLease(global: GlobalDatabase, owner: LeaseOwner, ownerId: string, now: () => number, takenOver: LeaseInfo[]): MaintenanceLease {
   const timer = setInterval(() => {
     try {
       const t = now();
@@ -168,4 +196,27 @@ export function acquireMaintenanceLease(global: GlobalDatabase, options: Acquire
       );
     },
   };
+}
+
+/** What a mutating command holds: the lease row on the global DB, or the lock file before that DB exists. */
+export interface StateLock {
+  readonly kind: "lease" | "lock-file" | "none";
+  release(): void;
+  /** Lease only: stop the heartbeat and leave the row (the caller deletes the global DB itself). */
+  detach(): void;
+}
+
+/**
+ * The one entry point for mutating commands: with an open global DB, its lease; without one (it does not
+ * exist yet), the `<stateDir>.lock` file — so the first mutating command on a fresh state already locks it.
+ */
+export function acquireStateLock(paths: StatePaths, global: GlobalDatabase | undefined, options: AcquireLeaseOptions): StateLock {
+  if (global) {
+    const lease = acquireMaintenanceLease(global, options);
+    return { kind: "lease", release: () => lease.release(), detach: () => lease.detach() };
+  }
+  const file = acquireBootstrapLock(paths.stateDir, options);
+  if (!file) return { kind: "none", release() {}, detach() {} };
+  // The file lives beside the state dir, so it outlives even a removal of the whole dir: detach keeps it held.
+  return { kind: "lock-file", release: () => file.release(), detach() {} };
 }

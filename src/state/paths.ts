@@ -1,6 +1,7 @@
 // Resolves the state dir, config, credentials, backup dir and database paths (SPEC §2), env overrides included.
 import os from "node:os";
 import path from "node:path";
+import { UsageError } from "../core/errors.js";
 import { normalizeAgentId } from "./agent-id.js";
 
 export const GLOBAL_DB_RELATIVE = path.join("state", "openclaw.sqlite");
@@ -44,11 +45,35 @@ export function expandUserPath(input: string, homeDir: string): string {
   return path.resolve(input);
 }
 
+/**
+ * The state dir the flag or OPENCLAW_STATE_DIR names; undefined when neither is given. A given-but-empty
+ * value (`--state-dir ""`, `OPENCLAW_STATE_DIR=` from an unset shell or template variable, or a literal
+ * "undefined"/"null") is a usage error, never the default ~/.openclaw: a destructive command would
+ * otherwise act on the real state.
+ */
+function explicitStateDir(options: ResolveStatePathsOptions, env: NodeJS.ProcessEnv): string | undefined {
+  if (options.stateDir !== undefined) {
+    if (options.stateDir.trim() === "") {
+      throw new UsageError("--state-dir is empty (an unset variable in the script?): give the state directory, or leave the flag out to use $OPENCLAW_STATE_DIR or ~/.openclaw.", "empty_state_dir");
+    }
+    return options.stateDir;
+  }
+  const raw = env.OPENCLAW_STATE_DIR;
+  if (raw === undefined) return undefined;
+  if (envValue(env, "OPENCLAW_STATE_DIR") === undefined) {
+    throw new UsageError(
+      `OPENCLAW_STATE_DIR is set but ${raw.trim() === "" ? "empty" : `to the literal ${JSON.stringify(raw.trim())}`} (an unset variable in the script or template?): set it to the state directory, or unset it to use ~/.openclaw.`,
+      "empty_state_dir",
+    );
+  }
+  return raw.trim();
+}
+
 export function resolveStatePaths(options: ResolveStatePathsOptions = {}): StatePaths {
   const env = options.env ?? process.env;
   const homeDir = resolveHomeDir(env);
-  const stateRaw = options.stateDir ?? envValue(env, "OPENCLAW_STATE_DIR");
-  const stateDir = stateRaw ? expandUserPath(stateRaw, homeDir) : path.join(homeDir, ".openclaw");
+  const stateRaw = explicitStateDir(options, env);
+  const stateDir = stateRaw !== undefined ? expandUserPath(stateRaw, homeDir) : path.join(homeDir, ".openclaw");
   const configRaw = envValue(env, "OPENCLAW_CONFIG_PATH");
   const credentialsRaw = envValue(env, "OPENCLAW_OAUTH_DIR");
   const backupRaw = envValue(env, "OPENCLAW_BACKUP_DIR");
@@ -70,10 +95,10 @@ export function agentDbPath(paths: StatePaths, agentId: string): string {
   return path.join(paths.agentsDir, id, "agent", AGENT_DB_FILENAME);
 }
 
-/** True when `child` is `parent` or inside it (both absolute). */
+/** True when `child` is `parent` or inside it (both absolute). Entries named `..x` or `...` are inside. */
 export function isPathInside(parent: string, child: string): boolean {
   const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
 /** The default workspace folder names inside the state dir (`workspace`, `workspace-<agentId>`). */

@@ -8,7 +8,8 @@ import { makeTempState, runInProcess, snapshotTree } from "../helpers/temp-state
 
 describe("CLI frame", () => {
   it("--json prints exactly one document with version 1 for success", async () => {
-    const { env } = makeTempState();
+    const { env, stateDir } = makeTempState();
+    fs.mkdirSync(stateDir, { mode: 0o700 });
     const run = await runInProcess(["doctor", "--json"], env);
     expect(run.code).toBe(0);
     const doc = JSON.parse(run.stdout);
@@ -26,6 +27,7 @@ describe("CLI frame", () => {
   it("accepts global flags before or after the subcommand", async () => {
     const a = makeTempState();
     const b = makeTempState();
+    for (const t of [a, b]) fs.mkdirSync(t.stateDir, { mode: 0o700 });
     const before = await runInProcess(["--state-dir", a.stateDir, "--json", "inspect"], {});
     const after = await runInProcess(["inspect", "--json", "--state-dir", b.stateDir], {});
     expect(JSON.parse(before.stdout).stateDir).toBe(a.stateDir);

@@ -1,4 +1,5 @@
-// Output.writeJsonStream keeps the one-document contract (also when the rows fail midway) and honours backpressure.
+// Output.writeJsonStream / writeJson keep the one-document contract (also when rows fail midway), honour backpressure,
+// and take "ok" from the exit code given to complete(), whatever the renderer claimed.
 import { describe, expect, it } from "vitest";
 import { OperationError } from "../../src/core/errors.js";
 import { createCaptureOutput, createOutput } from "../../src/cli/output.js";
@@ -8,17 +9,17 @@ describe("writeJsonStream", () => {
     const cap = createCaptureOutput({ json: true });
     const result = await cap.output.writeJsonStream({ version: 1, command: "x", nested: { a: [1, 2] } }, "rows", [{ id: 1 }, { id: 2, deep: { list: ["a"] } }]);
     expect(result).toEqual({ count: 2 });
+    cap.output.complete(0);
     const doc = JSON.parse(cap.stdout());
     expect(doc).toEqual({ version: 1, command: "x", nested: { a: [1, 2] }, rows: [{ id: 1 }, { id: 2, deep: { list: ["a"] } }], ok: true });
     // Same layout as writeJson's two-space pretty print.
-    const plain = createCaptureOutput({ json: true });
-    plain.output.writeJson(doc);
-    expect(cap.stdout()).toBe(plain.stdout());
+    expect(cap.stdout()).toBe(`${JSON.stringify(doc, null, 2)}\n`);
   });
 
   it("writes an empty array", async () => {
     const cap = createCaptureOutput({ json: true });
     await cap.output.writeJsonStream({ version: 1 }, "rows", []);
+    cap.output.complete(0);
     expect(JSON.parse(cap.stdout())).toEqual({ version: 1, rows: [], ok: true });
   });
 
@@ -31,6 +32,7 @@ describe("writeJsonStream", () => {
     const result = await cap.output.writeJsonStream({ version: 1 }, "rows", rows());
     expect(result.count).toBe(1);
     expect(result.error).toBeInstanceOf(OperationError);
+    cap.output.complete(1);
     expect(JSON.parse(cap.stdout())).toEqual({ version: 1, rows: [{ id: 1 }], ok: false, error: { code: "disk_gone", message: "The disk went away." } });
   });
 
@@ -52,7 +54,64 @@ describe("writeJsonStream", () => {
     );
     const rows = Array.from({ length: 2000 }, (_, i) => ({ id: i, pad: "x".repeat(100) }));
     await output.writeJsonStream({ version: 1 }, "rows", rows);
+    output.complete(0);
     expect(JSON.parse(text).rows).toHaveLength(2000);
     expect(drains).toBeGreaterThan(1);
+  });
+});
+
+describe("complete(): ok always follows the exit code", () => {
+  it("overrides a renderer's ok in either direction and keeps the key order version, ok, …", () => {
+    const a = createCaptureOutput({ json: true });
+    a.output.writeJson({ version: 1, ok: true, command: "doctor", findings: [] });
+    a.output.complete(1);
+    expect(Object.entries(JSON.parse(a.stdout()))).toEqual([["version", 1], ["ok", false], ["command", "doctor"], ["findings", []]]);
+    const b = createCaptureOutput({ json: true });
+    b.output.writeJson({ version: 1, ok: false, command: "x", error: { code: "c", message: "m" } });
+    b.output.complete(0);
+    expect(JSON.parse(b.stdout())).toEqual({ version: 1, ok: true, command: "x" });
+  });
+
+  it("writes nothing before complete(), exactly one document after, and ignores a second complete()", () => {
+    const cap = createCaptureOutput({ json: true });
+    cap.output.writeJson({ version: 1, command: "x" });
+    expect(cap.stdout()).toBe("");
+    cap.output.complete(0);
+    cap.output.complete(1, { code: "late", message: "too late" });
+    expect(JSON.parse(cap.stdout())).toEqual({ version: 1, ok: true, command: "x" });
+  });
+
+  it("an error after the document was held turns it into ok:false with the error; with no document, a bare error document", () => {
+    const held = createCaptureOutput({ json: true });
+    held.output.writeJson({ version: 1, command: "x", partial: 1 });
+    held.output.complete(75, { code: "state_locked", message: "locked" });
+    expect(JSON.parse(held.stdout())).toEqual({ version: 1, ok: false, command: "x", partial: 1, error: { code: "state_locked", message: "locked" } });
+    const none = createCaptureOutput({ json: true });
+    none.output.complete(2, { code: "usage", message: "bad flag" });
+    expect(JSON.parse(none.stdout())).toEqual({ version: 1, ok: false, error: { code: "usage", message: "bad flag" } });
+  });
+
+  it("a streamed document that was cut by an error ends ok:false with that error, never a second document", async () => {
+    const cap = createCaptureOutput({ json: true });
+    function* rows() {
+      yield { id: 1 };
+      throw new Error("disk read failed");
+    }
+    await cap.output.writeJsonStream({ version: 1 }, "rows", rows());
+    cap.output.complete(1, { code: "internal_error", message: "Unexpected failure" });
+    const text = cap.stdout();
+    expect(JSON.parse(text)).toEqual({ version: 1, rows: [{ id: 1 }], ok: false, error: { code: "internal_error", message: "Unexpected failure" } });
+  });
+
+  it("refuses to start a second document", () => {
+    const cap = createCaptureOutput({ json: true });
+    cap.output.writeJson({ version: 1 });
+    expect(() => cap.output.writeJson({ version: 1 })).toThrow(/second JSON document/);
+  });
+
+  it("human mode: complete() writes nothing", () => {
+    const cap = createCaptureOutput();
+    cap.output.complete(1, { code: "x", message: "y" });
+    expect(cap.stdout()).toBe("");
   });
 });

@@ -125,7 +125,7 @@ describe("legacy config keys", () => {
     fs.rmSync(path.join(stateDir, "openclaw.json"));
     expect(spawnSync("mkfifo", [path.join(stateDir, "openclaw.json")]).status).toBe(0);
     const doctor = await runInProcess(["doctor"], env);
-    expect(doctor.stdout).toMatch(/Config not checked: .*openclaw\.json is not a regular file \(a FIFO\)/);
+    expect(doctor.stdout).toMatch(/Config not checked: .*openclaw\.json is a FIFO \(named pipe\), not a regular file/);
     const plan = await runInProcess(["migrate", "plan"], env);
     expect(plan.code).toBe(0);
     expect(plan.stdout).toMatch(/config: .*a FIFO/);

@@ -26,9 +26,21 @@ describe("resolveStatePaths", () => {
   });
 
   it("treats literal undefined/null/empty env values as unset", () => {
-    const p = resolveStatePaths({ env: { HOME: "/home/u", OPENCLAW_STATE_DIR: "undefined", OPENCLAW_HOME: "null", OPENCLAW_CONFIG_PATH: "" } });
+    const p = resolveStatePaths({ env: { HOME: "/home/u", OPENCLAW_HOME: "null", OPENCLAW_CONFIG_PATH: "", OPENCLAW_OAUTH_DIR: "undefined" } });
     expect(p.stateDir).toBe("/home/u/.openclaw");
     expect(p.configPath).toBe("/home/u/.openclaw/openclaw.json");
+    expect(p.credentialsDir).toBe("/home/u/.openclaw/credentials");
+  });
+
+  it("refuses an empty --state-dir or a set-but-empty OPENCLAW_STATE_DIR instead of falling back to ~/.openclaw", () => {
+    for (const stateDir of ["", "  "]) {
+      expect(() => resolveStatePaths({ env: { HOME: "/home/u" }, stateDir })).toThrow(expect.objectContaining({ code: "empty_state_dir", exitCode: 2 }));
+    }
+    for (const value of ["", " ", "undefined", "null"]) {
+      expect(() => resolveStatePaths({ env: { HOME: "/home/u", OPENCLAW_STATE_DIR: value } })).toThrow(expect.objectContaining({ code: "empty_state_dir", exitCode: 2 }));
+    }
+    // The flag wins: a good flag over a broken variable is fine.
+    expect(resolveStatePaths({ env: { HOME: "/home/u", OPENCLAW_STATE_DIR: "" }, stateDir: "/srv/oc" }).stateDir).toBe("/srv/oc");
   });
 
   it("honours OPENCLAW_CONFIG_PATH, OPENCLAW_OAUTH_DIR and OPENCLAW_BACKUP_DIR", () => {

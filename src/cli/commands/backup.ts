@@ -74,6 +74,20 @@ function parseWorkspaceDestinations(values: readonly string[], cwd: string): Arr
   });
 }
 
+/**
+ * `backup list` reads the backup dir, which outlives the state (`reset --scope full` keeps it): a missing
+ * state dir is fine while that dir exists; with neither, it is a mistyped path and says so (exit 1).
+ */
+async function requireStateOrBackups(ctx: CommandContext, dir: string | undefined): Promise<void> {
+  const { inspectStateDir, noStateError, notADirectoryError } = await import("../../state/state-dir.js");
+  const info = inspectStateDir(ctx.paths);
+  if (info.status === "not-a-directory" && dir === undefined) throw notADirectoryError(info, "there is no state to read");
+  if (info.status !== "missing" || dir !== undefined) return;
+  const { pathExists } = await import("../../state/private-fs.js");
+  if (!pathExists(ctx.paths.backupDir)) throw noStateError(info);
+  ctx.output.warn(`warning: no state dir at ${ctx.paths.stateDir} (removed by a reset?); listing the backups in ${ctx.paths.backupDir}.`);
+}
+
 function parseKeep(value: string): number {
   return /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
 }
@@ -94,7 +108,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .option("--no-include-workspace", "leave the agent workspaces out")
     .addHelpText("after", "\nExamples:\n  $ openclaw-state backup create\n  $ openclaw-state backup create --output /mnt/backups/ --json")
     .action(async (opts: BackupCreateCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, opts.onlyConfig ? "write" : "read");
       const [{ createBackup }, { renderBackupCreate }] = await Promise.all([import("../../backup/create-backup.js"), render()]);
       const result = await withProgress(ctx, "Planning backup", (onProgress) =>
         createBackup({
@@ -140,7 +154,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
       "\nWorkspaces go only where the current config names them, or where --workspace says.\n\nExamples:\n  $ openclaw-state backup restore <archive> --dry-run\n  $ openclaw-state backup restore <archive> --backup --yes\n  $ openclaw-state backup restore <archive> --workspace /old/home/project=/home/me/project --yes\n  $ openclaw-state backup restore <archive> --target /tmp/inspect --yes",
     )
     .action(async (archive: string, opts: BackupRestoreCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, opts.target ? "any" : "write");
       const [{ restoreBackup }, { renderBackupRestore, renderRestoreConsent, restoreConsentSummary }] = await Promise.all([import("../../backup/restore-backup.js"), render()]);
       const workspaceDestinations = parseWorkspaceDestinations(opts.workspace, process.cwd());
       const result = await withProgress(ctx, "Reading archive", (onProgress, pauseProgress) =>
@@ -176,6 +190,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .addHelpText("after", "\nExamples:\n  $ openclaw-state backup list\n  $ openclaw-state backup list --json")
     .action(async (opts: { dir?: string }, command: Command) => {
       const ctx = createCommandContext(command, host);
+      await requireStateOrBackups(ctx, opts.dir);
       const [{ listBackups }, { renderBackupList }] = await Promise.all([import("../../backup/list-backups.js"), render()]);
       renderBackupList(ctx.output, await listBackups({ paths: ctx.paths, dir: opts.dir }));
       host.setExitCode(0);
@@ -190,7 +205,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .option("-y, --yes", "do not ask for confirmation", false)
     .addHelpText("after", "\nExamples:\n  $ openclaw-state backup prune --keep 7 --dry-run\n  $ openclaw-state backup prune --keep 7 --yes")
     .action(async (opts: BackupPruneCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, opts.dir ? "any" : "write");
       const [{ pruneBackups }, { renderBackupPrune }] = await Promise.all([import("../../backup/prune-backups.js"), render()]);
       const result = await pruneBackups({
         paths: ctx.paths,

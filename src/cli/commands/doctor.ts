@@ -34,7 +34,8 @@ export function registerDoctorCommand(program: Command, host: CliHost): void {
       "\nExamples:\n  $ openclaw-state doctor\n  $ openclaw-state doctor --verbose            # the legacy plan file by file\n  $ openclaw-state doctor --fix --yes --json\n  $ openclaw-state doctor --fix --yes --backup-dir /mnt/backups",
     )
     .action(async (opts: DoctorCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      // Check mode reports a missing or non-directory state as a finding; --fix refuses a non-directory.
+      const ctx = createCommandContext(command, host, opts.fix ? "write" : "any");
       const [{ runDoctor, doctorExitCode }, { renderDoctor }, { formatMigrationProgress }] = await Promise.all([
         import("../../doctor/run-doctor.js"),
         import("../render/doctor-render.js"),

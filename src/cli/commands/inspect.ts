@@ -13,7 +13,7 @@ export function registerInspectCommand(program: Command, host: CliHost): void {
     .option("--check", "also run integrity_check on every database", false)
     .addHelpText("after", "\nExamples:\n  $ openclaw-state inspect\n  $ openclaw-state inspect --check --json")
     .action(async (opts: InspectCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, "read");
       const [{ inspectState }, { renderInspect, inspectExitCode }] = await Promise.all([
         import("../../inspect/inspect-state.js"),
         import("../render/inspect-render.js"),

@@ -23,6 +23,9 @@ export function registerMigrateCommand(program: Command, host: CliHost): void {
     .addHelpText("after", "\nExamples:\n  $ openclaw-state migrate plan\n  $ openclaw-state migrate plan --verbose\n  $ openclaw-state migrate plan --json")
     .action(async (_opts: unknown, command: Command) => {
       const ctx = createCommandContext(command, host);
+      const { configPathProblem, inspectStateDir, noStateError, notADirectoryError } = await import("../../state/state-dir.js");
+      const dir = inspectStateDir(ctx.paths);
+      if (dir.status === "not-a-directory") throw notADirectoryError(dir, "there is no state to plan");
       const [{ planMigration }, { renderMigratePlan, formatMigrationProgress }] = await Promise.all([
         import("../../migration/plan-migration.js"),
         import("../render/migration-render.js"),
@@ -31,6 +34,11 @@ export function registerMigrateCommand(program: Command, host: CliHost): void {
       try {
         const plan = await planMigration({ paths: ctx.paths, onProgress: (e) => progress.update(formatMigrationProgress(e)) });
         progress.stop();
+        // Nothing there and no legacy state dir moving in: a mistyped path, not an empty healthy state.
+        if (dir.status === "missing" && !plan.layout.some((i) => i.action === "move")) throw noStateError(dir);
+        // A FIFO or device at the config path was skipped unread: the plan says so rather than hanging.
+        const configProblem = configPathProblem(ctx.paths);
+        if (configProblem) plan.notes.push(configProblem);
         renderMigratePlan(ctx.output, plan);
       } finally {
         progress.stop();
@@ -43,7 +51,7 @@ export function registerMigrateCommand(program: Command, host: CliHost): void {
     .option("--limit <n>", "how many runs to show", "20")
     .addHelpText("after", "\nExamples:\n  $ openclaw-state migrate history\n  $ openclaw-state migrate history --verbose --limit 5\n  $ openclaw-state migrate history --json")
     .action(async (opts: MigrateHistoryCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, "read");
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit must be a positive integer, got ${JSON.stringify(opts.limit)}.`);
       const [{ migrationHistory }, { renderMigrateHistory }] = await Promise.all([
@@ -65,7 +73,7 @@ export function registerMigrateCommand(program: Command, host: CliHost): void {
       '\nExamples:\n  $ openclaw-state migrate skip agents/main/sessions/s-bad.jsonl --reason "corrupt since the 2025 disk failure"\n  $ openclaw-state migrate skip cache/openrouter.json --reason "stale cache" --dry-run',
     )
     .action(async (target: string, opts: MigrateSkipCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, "write");
       if (opts.reason === undefined || opts.reason.trim() === "") throw new UsageError("migrate skip needs --reason <text>: the ledger records why the file was set aside (nothing was changed).");
       const [{ migrateSkip }, { renderMigrateSkip }] = await Promise.all([import("../../migration/skip-source.js"), import("../render/migration-render.js")]);
       renderMigrateSkip(ctx.output, migrateSkip({ paths: ctx.paths, target, reason: opts.reason, dryRun: opts.dryRun, force: opts.force }));

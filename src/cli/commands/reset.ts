@@ -29,7 +29,7 @@ export function registerResetCommand(program: Command, host: CliHost): void {
       "\nExamples:\n  $ openclaw-state reset                                   # on a terminal: choose, review, confirm\n  $ openclaw-state reset --scope config+creds+sessions --dry-run\n  $ openclaw-state reset --scope full --backup --yes --json",
     )
     .action(async (opts: ResetCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, "write");
       const [{ runReset, resetExitCode }, { parseResetScope }, render] = await Promise.all([
         import("../../reset/apply-reset.js"),
         import("../../reset/plan-reset.js"),

@@ -1,7 +1,7 @@
 // `sessions list | show | tail | delete`: options → core (the runtime library for show/tail/delete) → renderer.
 import path from "node:path";
 import type { Command } from "commander";
-import { ConsentRequiredError, OpenclawStateError, UsageError } from "../../core/errors.js";
+import { ConsentRequiredError, UsageError } from "../../core/errors.js";
 import { expandUserPath } from "../../state/paths.js";
 import { createCommandContext, type CliHost } from "../context.js";
 import { parseLimit, parseWholeNumber } from "../parse-options.js";
@@ -64,7 +64,7 @@ export function registerSessionsCommand(program: Command, host: CliHost): void {
       "\nExamples:\n  $ openclaw-state sessions list\n  $ openclaw-state sessions list --all-agents --active 120\n  $ openclaw-state sessions list --agent work --limit all --json",
     )
     .action(async (opts: SessionsListCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, "read");
       const options = {
         paths: ctx.paths,
         agentId: opts.agent,
@@ -98,7 +98,7 @@ export function registerSessionsCommand(program: Command, host: CliHost): void {
       "\nExamples:\n  $ openclaw-state sessions show agent:main:main\n  $ openclaw-state sessions show s-main --events 0 --json\n  $ openclaw-state sessions show main --export ./main-transcript.jsonl",
     )
     .action(async (ref: string, opts: SessionsShowCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, "read");
       const options = {
         paths: ctx.paths,
         agentId: opts.agent,
@@ -133,7 +133,7 @@ function registerTail(sessions: Command, host: CliHost): void {
       "\nWith --json, prints one JSON object per line (NDJSON: session, message, reset, gone), the one exception to the\nsingle-document rule, so a follower can stream it.\n\nExamples:\n  $ openclaw-state sessions tail main\n  $ openclaw-state sessions tail agent:main:main --follow --full\n  $ openclaw-state sessions tail s-1234 -f --json | jq -c .",
     )
     .action(async (ref: string, opts: SessionsTailCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, "read");
       const options = {
         paths: ctx.paths,
         agentId: opts.agent,
@@ -158,11 +158,6 @@ function registerTail(sessions: Command, host: CliHost): void {
           if (event.kind === "gone") code = 1;
           await ctx.output.flush();
         }
-      } catch (error) {
-        // The NDJSON stream stays line-oriented: the error is one more compact line.
-        if (!ctx.output.json || !(error instanceof OpenclawStateError)) throw error;
-        ctx.output.writeJsonLine({ version: 1, ok: false, error: { code: error.code, message: error.message } });
-        code = error.exitCode;
       } finally {
         for (const signal of signals) process.off(signal, stop);
         process.stdout.off("close", stop);
@@ -187,7 +182,7 @@ function registerDelete(sessions: Command, host: CliHost): void {
       "\nExamples:\n  $ openclaw-state sessions delete agent:main:old-task --dry-run\n  $ openclaw-state sessions delete agent:main:old-task --yes\n  $ openclaw-state sessions delete old-task --backup-dir ~/session-copies/2026-05 --yes --json",
     )
     .action(async (key: string, opts: SessionsDeleteCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host);
+      const ctx = createCommandContext(command, host, "write");
       if (key.trim() === "") throw new UsageError("Name the session to delete by its key (for example `sessions delete agent:main:old-task`).");
       if (opts.backupDir !== undefined && !opts.backup) throw new UsageError("--backup-dir and --no-backup contradict each other; pass one of them.");
       if (opts.backupDir !== undefined && opts.backupDir.trim() === "") throw new UsageError("--backup-dir is empty; name a directory outside the state dir.", "invalid_backup_dir");

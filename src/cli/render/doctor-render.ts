@@ -22,20 +22,26 @@ export function renderDoctor(output: Output, result: DoctorResult, exitCode: num
   output.log(s.bold(`openclaw-state doctor — ${result.stateDir}`));
   if (result.repairs.length > 0) {
     for (const r of result.repairs) {
-      output.log(`${r.status === "applied" ? s.green("fixed") : s.red("failed")} ${r.description}${r.detail ? ` (${r.detail})` : ""}`);
+      const text = `${r.status === "applied" ? s.green("fixed") : s.red("failed")} ${r.description}${r.detail ? ` (${r.detail})` : ""}`;
+      if (r.status === "applied") output.log(text);
+      else output.notice(text);
     }
   }
   if (result.migration?.run) renderRunHuman(output, result.migration.run);
   for (const f of result.findings) {
     if (f.severity === "info" && !output.verbose && f.id.startsWith("lease.")) continue;
-    output.log(`${mark(output, f)} ${f.title}${f.path && output.verbose ? s.dim(` — ${f.path}`) : ""}`);
+    // Errors and warnings need action: --quiet keeps them (on stderr), it only drops the ✓ lines.
+    const say = f.severity === "info" ? (line: string) => output.log(line) : (line: string) => output.notice(line);
+    say(`${mark(output, f)} ${f.title}${f.path && output.verbose ? s.dim(` — ${f.path}`) : ""}`);
     if (f.detail && (f.severity !== "info" || output.verbose)) {
-      for (const line of f.detail.split("\n")) output.log(s.dim(`    ${line}`));
+      for (const line of f.detail.split("\n")) say(s.dim(`    ${line}`));
     }
-    if (f.fix && f.severity !== "info") output.log(s.dim(`    fix: ${f.fix}`));
+    if (f.fix && f.severity !== "info") say(s.dim(`    fix: ${f.fix}`));
   }
-  if (result.declined) output.log("Nothing was changed (declined).");
+  if (result.declined) output.notice("Nothing was changed (declined).");
   const { errors, warnings, ok } = result.summary;
   const fixable = result.mode === "check" && (errors > 0 || warnings > 0) ? " — run `openclaw-state doctor --fix` to apply the safe fixes" : "";
-  output.log(`${errors} error(s), ${warnings} warning(s), ${ok} ok${fixable}`);
+  const summary = `${errors} error(s), ${warnings} warning(s), ${ok} ok${fixable}`;
+  if (errors > 0 || warnings > 0 || result.repairs.some((r) => r.status === "failed")) output.notice(summary);
+  else output.log(summary);
 }

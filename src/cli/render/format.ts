@@ -31,7 +31,10 @@ export function formatTokensCell(total: number | null | undefined, contextTokens
   return `${formatKTokens(total as number)}/${formatKTokens(contextTokens as number)} (${pct}%)`;
 }
 
-/** "just now", "5m ago", "3h ago", "2d ago" relative to `now`; "-" when unknown. */
+/**
+ * "just now", "5m ago", "3h ago", "2d ago", "5mo ago", "56y ago" relative to `now`; "-" when unknown. Never
+ * wider than AGE_TEXT_WIDTH, so an epoch-0 timestamp cannot push a table's columns apart.
+ */
 export function formatAge(ms: number | null | undefined, now: number): string {
   if (ms === null || ms === undefined) return "-";
   const diff = now - ms;
@@ -41,8 +44,15 @@ export function formatAge(ms: number | null | undefined, now: number): string {
   if (minutes < 60) return `${minutes}m ago`;
   const hours = Math.floor(minutes / 60);
   if (hours < 48) return `${hours}h ago`;
-  return `${Math.floor(hours / 24)}d ago`;
+  const days = Math.floor(hours / 24);
+  if (days < 60) return `${days}d ago`;
+  if (days < 730) return `${Math.floor(days / 30.44)}mo ago`;
+  const years = Math.floor(days / 365.25);
+  return years < 1000 ? `${years}y ago` : ">999y ago";
 }
+
+/** The widest formatAge text ("in future", ">999y ago"). */
+export const AGE_TEXT_WIDTH = 9;
 
 /** Cuts `text` to `width` characters, marking the cut with "…". */
 export function truncate(text: string, width: number): string {

@@ -23,11 +23,14 @@ export function renderInspect(output: Output, result: InspectResult): void {
     output.log("");
     output.log(s.bold(`${label}: ${db.path}`));
     if (db.status !== "ok") {
-      output.log(s.red(`  ${db.status}: ${db.message ?? ""}`));
+      output.notice(s.red(`${label}: ${db.path}: ${db.status}: ${db.message ?? ""}`));
       continue;
     }
     output.log(`  size ${formatBytes(db.sizeBytes)}, WAL ${formatBytes(db.walBytes)}, schema v${db.schemaVersion}, integrity ${db.integrity}`);
-    if (db.integrity === "failed" && db.problems) for (const p of db.problems.slice(0, 5)) output.log(s.red(`    ${p}`));
+    if (db.integrity === "failed" && db.problems) {
+      output.notice(s.red(`${label}: ${db.path}: integrity check failed`));
+      for (const p of db.problems.slice(0, 5)) output.notice(s.red(`    ${p}`));
+    }
     if (db.sessions) {
       const st = db.sessions;
       output.log(`  sessions ${formatCount(st.sessionCount)}, transcripts ${formatCount(st.transcriptEvents)} event(s) / ${formatBytes(st.transcriptBytes)}`);

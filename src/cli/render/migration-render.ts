@@ -97,12 +97,12 @@ export function renderPlanHuman(output: Output, plan: MigrationPlan): void {
     output.log(`${formatCount(plan.leftovers.length)} archived leftover(s) left alone${output.verbose ? ":" : " (--verbose lists them)"}`);
     if (output.verbose) for (const l of plan.leftovers) output.log(s.dim(`  ${l.relativePath} (${formatBytes(l.sizeBytes)})`));
   }
-  for (const note of plan.notes) output.log(s.yellow(`! ${note}`));
-  if (plan.config.problem) output.log(s.yellow(`! config: ${plan.config.problem}`));
+  for (const note of plan.notes) output.notice(s.yellow(`! ${note}`));
+  if (plan.config.problem) output.notice(s.yellow(`! config: ${plan.config.problem}`));
   for (const k of plan.config.keys) output.log(`${k.blocked ? s.yellow("keep") : "rewrite"} config ${k.key} → ${k.replacement}${k.blocked ? s.dim(` (${k.blocked})`) : ""}`);
   renderInventoryHuman(output, plan.inventory, output.verbose ? Infinity : 20);
   const willFail = plan.sources.filter((x) => x.willFail).length;
-  if (willFail > 0) output.log(s.red(`${formatCount(willFail)} source(s) will fail as they are: fix them, or set them aside with \`openclaw-state migrate skip <path> --reason …\``));
+  if (willFail > 0) output.notice(s.red(`${formatCount(willFail)} source(s) will fail as they are: fix them, or set them aside with \`openclaw-state migrate skip <path> --reason …\``));
   output.log(plan.pending ? "Run `openclaw-state doctor --fix` to apply this plan." : "Nothing to migrate.");
 }
 
@@ -123,20 +123,22 @@ export function renderRunHuman(output: Output, run: MigrationRunResult): void {
   const s = output.style;
   const colour = run.status === "completed" ? s.green : run.status === "warning" ? s.yellow : s.red;
   output.log(s.bold(`Migration run ${run.runId}: ${colour(run.status)}`));
-  if (run.backupSkipped) output.log(s.red("  NO BACKUP (--no-backup): there is no pre-migration archive to roll back to"));
+  if (run.backupSkipped) output.notice(s.red("  NO BACKUP (--no-backup): there is no pre-migration archive to roll back to"));
   else if (run.backupPath) output.log(`  backup: ${run.backupPath} (verified)`);
   const t = run.totals;
   output.log(`  ${t.imported} imported (${formatCount(t.records)} records, ${formatBytes(t.bytes)}), ${t.alreadyImported} already imported, ${t.failed} failed, ${t.skipped} skipped; ${t.retired} retired`);
   if (t.retired > 0) output.log(s.dim(`  retired files: ${run.sources.some((o) => o.retired === "moved") ? `${run.stateDir}/migrated/${run.runId}/` : "deleted (--remove-sources)"}`));
-  if (run.error) output.log(s.red(`  ${run.error}`));
+  if (run.error) output.notice(s.red(`  ${run.error}`));
   // The NO BACKUP warning is already the red line above.
-  for (const w of run.warnings) if (!(run.backupSkipped && w.startsWith("NO BACKUP"))) output.log(s.yellow(`  ! ${w}`));
+  for (const w of run.warnings) if (!(run.backupSkipped && w.startsWith("NO BACKUP"))) output.notice(s.yellow(`  ! ${w}`));
   for (const o of run.sources) {
     const problem = o.status === "failed" || o.status === "warning";
     if (!problem && !output.verbose) continue;
-    output.log(`  ${outcomeLine(output, o)}`);
-    if (o.reason && (problem || output.verbose)) output.log(s.dim(`      ${o.reason}`));
-    for (const w of o.warnings) output.log(s.dim(`      ${w}`));
+    // Failed and warned sources survive --quiet (on stderr); the rest is detail.
+    const say = problem ? (line: string) => output.notice(line) : (line: string) => output.log(line);
+    say(`  ${outcomeLine(output, o)}`);
+    if (o.reason && (problem || output.verbose)) say(s.dim(`      ${o.reason}`));
+    for (const w of o.warnings) say(s.dim(`      ${w}`));
     if (output.verbose) for (const n of o.notes) output.log(s.dim(`      ${n}`));
   }
   if (output.verbose) for (const c of run.changes) output.log(s.dim(`  ${c}`));

@@ -24,8 +24,14 @@ export function renderResetStart(output: Output, scope: ResetScope, stateDir: st
   output.log(output.style.bold(`openclaw-state reset --scope ${scope}${dryRun ? " (dry run)" : ""} — ${stateDir}`));
 }
 
-function renderPlanLines(output: Output, plan: Pick<ResetPlan, "targets" | "kept">): void {
+/** `table auth_profile_stores (3 rows) — API keys…`: credential rows, which live in the global DB, not in a path. */
+function tableText(t: { table: string; rows: number; reason: string }): string {
+  return `${t.table} (${t.rows} row${t.rows === 1 ? "" : "s"}) — ${t.reason}`;
+}
+
+function renderPlanLines(output: Output, plan: Pick<ResetPlan, "targets" | "kept" | "tables">): void {
   const s = output.style;
+  for (const t of plan.tables) output.log(line("would clear", "table", tableText(t)));
   for (const t of plan.targets) output.log(line("would remove", t.kind, `${t.path}${t.link ? s.dim(" (symlink: only the link)") : ""}`));
   for (const k of plan.kept) output.log(s.dim(line("keeps", "", `${k.path} — ${k.reason}`)));
 }
@@ -33,12 +39,13 @@ function renderPlanLines(output: Output, plan: Pick<ResetPlan, "targets" | "kept
 /** Shows the plan, offers a backup (unless --backup already asks for one), then asks for consent. */
 export async function confirmReset(output: Output, plan: ResetPlan, options: { backup: boolean }): Promise<ResetDecision> {
   renderPlanLines(output, plan);
-  if (plan.targets.length === 0) {
+  if (plan.targets.length === 0 && plan.tables.length === 0) {
     output.log("Nothing to remove.");
     return { proceed: true, backup: false };
   }
   const backup = options.backup || (await output.confirm("Write a verified backup first (recommended)?"));
-  const proceed = await output.confirm(`Remove these ${plan.targets.length} path(s)?${backup ? "" : " This cannot be undone."}`);
+  const tables = plan.tables.length > 0 ? ` and clear ${plan.tables.length} credential table(s)` : "";
+  const proceed = await output.confirm(`Remove these ${plan.targets.length} path(s)${tables}?${backup ? "" : " This cannot be undone."}`);
   return { proceed, backup };
 }
 
@@ -49,6 +56,7 @@ export function renderResetEvent(output: Output, event: ResetEvent): void {
   if (event.type === "backup-started") output.log("Writing a verified backup first…");
   else if (event.type === "backup-written") output.log(`${s.green("Backup written:")} ${event.archivePath} (verified)`);
   else if (event.type === "removed") output.log(line("removed", event.kind, event.path, s.red));
+  else if (event.type === "cleared") output.log(line("cleared", "table", `${event.table} (${event.rows} row${event.rows === 1 ? "" : "s"} deleted)`, s.red));
   else output.warn(line("failed", event.kind, `${event.path}: ${event.error}`));
 }
 
@@ -59,19 +67,26 @@ export function renderReset(output: Output, result: ResetResult): void {
   }
   const s = output.style;
   if (result.dryRun) {
+    for (const t of result.tablesCleared) output.log(line("would clear", "table", tableText(t)));
     for (const r of result.removed) output.log(line("would remove", r.kind, r.path));
   }
   for (const k of result.kept) output.log(s.dim(line("kept", "", `${k.path} — ${k.reason}`)));
   for (const k of result.skipped) output.log(s.dim(line("skipped", "", `${k.path} — ${k.reason}`)));
   for (const w of result.warnings) output.warn(`${s.yellow("!")} ${w}`);
   if (result.registryRowsRemoved.length > 0) output.log(`Dropped agent_databases row(s) for: ${result.registryRowsRemoved.join(", ")}`);
+  const rows = result.tablesCleared.reduce((n, t) => n + t.rows, 0);
   if (result.status === "dry-run") {
-    output.log(`Dry run: ${result.removed.length} path(s) would be removed; nothing was removed.`);
+    const tables = result.tablesCleared.length > 0 ? ` and ${rows} credential row(s) in ${result.tablesCleared.length} table(s) would be deleted` : "";
+    output.log(`Dry run: ${result.removed.length} path(s) would be removed${tables}; nothing was removed.`);
   } else if (result.status === "declined") {
-    output.log("Nothing was removed (declined).");
+    output.notice("Nothing was removed (declined).");
   } else {
     const failed = result.failed.length > 0 ? s.red(`, ${result.failed.length} failed`) : "";
     const backup = result.backupPath ? `; backup: ${result.backupPath}` : "";
-    output.log(`Removed ${result.removed.length} path(s), kept ${result.kept.length}${failed}${backup}.`);
+    const tables = result.tablesCleared.length > 0 ? `, deleted ${rows} credential row(s)` : "";
+    const summary = `Removed ${result.removed.length} path(s)${tables}, kept ${result.kept.length}${failed}${backup}.`;
+    // A partial reset needs action: --quiet still prints it.
+    if (result.failed.length > 0) output.notice(summary);
+    else output.log(summary);
   }
 }

@@ -5,14 +5,14 @@ import type { ShowSessionResult, ShownEvent } from "../../sessions/show-session.
 import { ExitCode, OpenclawStateError } from "../../core/errors.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
-import { formatAge, formatBytes, formatCount, formatTime, formatTokensCell, truncate } from "./format.js";
+import { DEFAULT_COLUMNS } from "../output.js";
+import { AGE_TEXT_WIDTH, formatAge, formatBytes, formatCount, formatTime, formatTokensCell, truncate } from "./format.js";
 
-/** Fixed widths: rows print as they stream, so widths cannot depend on rows not yet read. */
+/** Widths come from the output width, not the rows: rows print as they stream, before later ones are read. */
 const KIND_WIDTH = 11;
-const KEY_WIDTH = 40;
-const AGE_WIDTH = 9;
-const MODEL_WIDTH = 24;
-const TOKENS_WIDTH = 20;
+const AGE_WIDTH = AGE_TEXT_WIDTH;
+const TOKENS_WIDTH = 16;
+const FLAGS_MIN = 10;
 /** Lines between waits for stdout to drain: keeps `--limit all` flat in memory behind a slow pipe. */
 const FLUSH_EVERY = 500;
 /** Text never gets fewer columns than this, however long the line's prefix. */
@@ -63,21 +63,24 @@ export async function renderSessionList(output: Output, list: SessionList): Prom
     output.log("No sessions found.");
     return storeFailed ? ExitCode.failed : ExitCode.ok;
   }
-  const agentWidth = multi ? Math.max(5, ...list.stores.map((st) => st.agentId.length)) : 0;
+  const layout = listLayout(output.columns ?? DEFAULT_COLUMNS, multi ? Math.min(16, Math.max(5, ...list.stores.map((st) => st.agentId.length))) : 0);
   const header = [
-    multi ? "Agent".padEnd(agentWidth) : null,
+    layout.agent > 0 ? "Agent".padEnd(layout.agent) : null,
     "Kind".padEnd(KIND_WIDTH),
-    "Key".padEnd(KEY_WIDTH),
+    "Key".padEnd(layout.key),
     "Age".padEnd(AGE_WIDTH),
-    "Model".padEnd(MODEL_WIDTH),
+    "Model".padEnd(layout.model),
     "Tokens (ctx %)".padEnd(TOKENS_WIDTH),
     "Flags",
   ];
-  output.log(s.bold(header.filter((c) => c !== null).join(" ")));
+  output.log(s.bold(truncate(header.filter((c) => c !== null).join(" "), layout.width)));
   let n = 0;
   for (const row of list.rows()) {
-    output.log(listLine(output, row, list.now, agentWidth));
-    if (++n % FLUSH_EVERY === 0) await output.flush();
+    output.log(listLine(output, row, list.now, layout));
+    if (++n % FLUSH_EVERY === 0) {
+      await output.flush();
+      if (output.isClosed()) break;
+    }
   }
   await output.flush();
   return storeFailed ? ExitCode.failed : ExitCode.ok;
@@ -88,22 +91,43 @@ function storeNote(store: SessionList["stores"][number]): string {
   return store.exists ? "" : " (no database yet)";
 }
 
-function listLine(output: Output, row: SessionSummary, now: number, agentWidth: number): string {
-  const key = output.verbose ? row.key : truncate(row.key, KEY_WIDTH);
+export interface ListLayout {
+  width: number;
+  agent: number;
+  key: number;
+  model: number;
+}
+
+/**
+ * Column widths that fit `width`: Kind, Age and Tokens are fixed; Key gets most of the rest, Model a quarter
+ * (8–24), Flags what is left. Below ~70 columns the minimums win and lines are cut at the edge instead.
+ */
+export function listLayout(width: number, agent: number): ListLayout {
+  const fixed = (agent > 0 ? agent + 1 : 0) + KIND_WIDTH + 1 + AGE_WIDTH + 1 + TOKENS_WIDTH + 1;
+  const rest = Math.max(0, width - fixed);
+  const model = Math.min(24, Math.max(8, Math.floor(rest / 4)));
+  const key = Math.min(100, Math.max(12, rest - model - 2 - FLAGS_MIN));
+  return { width, agent, key, model };
+}
+
+function listLine(output: Output, row: SessionSummary, now: number, layout: ListLayout): string {
+  // --verbose prints every key and flag whole (for grep/awk), whatever the width.
+  const key = output.verbose ? row.key : truncate(row.key, layout.key);
   const flags = output.verbose ? [...row.flags, `id:${row.sessionId}`, ...(row.channel ? [`channel:${row.channel}`] : [])] : row.flags;
   const cells = [
-    agentWidth > 0 ? row.agentId.padEnd(agentWidth) : null,
+    layout.agent > 0 ? truncate(row.agentId, layout.agent).padEnd(layout.agent) : null,
     row.kind.padEnd(KIND_WIDTH),
-    key.padEnd(KEY_WIDTH),
+    key.padEnd(layout.key),
     formatAge(row.updatedAt, now).padEnd(AGE_WIDTH),
-    truncate(row.model ?? "-", MODEL_WIDTH).padEnd(MODEL_WIDTH),
+    truncate(row.model ?? "-", layout.model).padEnd(layout.model),
     formatTokensCell(row.totalTokens, row.contextTokens).padEnd(TOKENS_WIDTH),
     flags.join(" "),
   ];
-  return cells
+  const line = cells
     .filter((c) => c !== null)
     .join(" ")
     .trimEnd();
+  return output.verbose ? line : truncate(line, layout.width);
 }
 
 export function renderSessionShow(output: Output, result: ShowSessionResult, layout: TextLayout = { width: 120, full: false }): number {

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { tryNormalizeAgentId } from "../../state/agent-id.js";
 import { agentDbPath } from "../../state/paths.js";
+import { legacyStateDirItems } from "../../migration/inventory.js";
 import type { AgentDB } from "../../state/generated/agent-db.js";
 import type { GlobalDB } from "../../state/generated/global-db.js";
 import { probeDatabase, type DatabaseProbe } from "../../state/probe.js";
@@ -14,6 +15,8 @@ import {
   type RegistryRow,
 } from "../../state/state-databases.js";
 import type { StateDatabase } from "../../state/database.js";
+import { inspectStateDir } from "../../state/state-dir.js";
+import { unwritableReason } from "../../state/read-only-open.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding, Repair } from "../types.js";
 
 function probeFindings(id: string, label: string, probe: DatabaseProbe): Finding[] {
@@ -24,8 +27,14 @@ function probeFindings(id: string, label: string, probe: DatabaseProbe): Finding
       return [{ id, severity: "error", title: `${label} was written by a newer openclaw-state`, detail: probe.message, fix: "Upgrade openclaw-state; the file is left untouched.", path: probe.path }];
     case "not-ours":
       return [{ id, severity: "error", title: `${label} is not an openclaw-state database`, detail: probe.message, fix: "Move the file aside and run `doctor --fix` to create a fresh one.", path: probe.path }];
-    case "unopenable":
+    case "unopenable": {
+      // A read-only mount or missing permission is not damage: restoring over the file would be the wrong advice.
+      const reason = unwritableReason(probe.path);
+      if (reason) {
+        return [{ id, severity: "error", title: `${label} cannot be read here (${reason})`, detail: probe.message, fix: "Check the mount and the file permissions (run as the owner of the state); the file itself may be intact, so do not restore over it.", path: probe.path }];
+      }
       return [{ id, severity: "error", title: `${label} cannot be opened`, detail: probe.message, fix: "Restore it from a backup (`openclaw-state backup restore`).", path: probe.path }];
+    }
     case "ok":
       if (probe.problems && probe.problems.length > 0) {
         return [{ id: `${id}.integrity`, severity: "error", title: `${label} fails ${probe.check}`, detail: probe.problems.slice(0, 5).join("; "), fix: "Restore it from a backup (`openclaw-state backup restore`).", path: probe.path }];
@@ -40,15 +49,44 @@ export const storageCheck: DoctorCheck = {
     const { paths } = ctx;
     const findings: Finding[] = [];
     const repairs: Repair[] = [];
-    let stateDirExists = false;
-    try {
-      stateDirExists = fs.statSync(paths.stateDir).isDirectory();
-      if (!stateDirExists) {
-        findings.push({ id: "state-dir.not-a-dir", severity: "error", title: "State path is not a directory", path: paths.stateDir, fix: "Move the file aside or point --state-dir at the right directory." });
-        return { findings, repairs };
-      }
-    } catch {
-      findings.push({ id: "state-dir.missing", severity: "warning", title: "State directory does not exist", path: paths.stateDir, fix: "`doctor --fix` creates it (0700) with an empty global database." });
+    const dir = inspectStateDir(paths);
+    const stateDirExists = dir.status === "directory";
+    if (dir.status === "not-a-directory") {
+      findings.push({
+        id: "state-dir.not-a-dir",
+        severity: "error",
+        title: `State path ${paths.stateDir} is ${dir.description}, not a directory`,
+        path: paths.stateDir,
+        fix: "Point --state-dir / OPENCLAW_STATE_DIR at the real state directory, or move that file aside; no command writes there until then.",
+      });
+      return { findings, repairs };
+    }
+    if (dir.status === "missing") {
+      // A legacy ~/.clawdbot-style dir about to be moved into place is a state, just not migrated yet.
+      const moving = legacyStateDirItems(paths).some((i) => i.action === "move");
+      findings.push(
+        moving
+          ? { id: "state-dir.missing", severity: "warning", title: "State directory does not exist yet (the legacy state dir moves there)", path: paths.stateDir, fix: "`doctor --fix` moves the legacy state dir into place and migrates it." }
+          : {
+              id: "state-dir.missing",
+              severity: "error",
+              title: `No OpenClaw state at ${paths.stateDir}: the directory does not exist`,
+              path: paths.stateDir,
+              fix: "Check --state-dir / OPENCLAW_STATE_DIR for a typo; to start a new, empty state there run `openclaw-state doctor --fix`.",
+            },
+      );
+    }
+
+    const unwritable = stateDirExists ? unwritableReason(paths.globalDbPath) ?? unwritableReason(path.join(paths.stateDir, "x")) : null;
+    if (unwritable) {
+      findings.push({
+        id: "state-dir.read-only",
+        severity: "warning",
+        title: `State directory is not writable (${unwritable})`,
+        detail: "Databases are read without writing a byte (through a temporary copy when SQLite needs one); nothing here can be changed.",
+        path: paths.stateDir,
+        fix: "Read commands work as they are; remount read-write (or run as the owner) before `doctor --fix`, `backup restore` or `reset`.",
+      });
     }
 
     const globalProbe = probeDatabase<GlobalDB, RegistryRow[]>(paths.globalDbPath, "global", undefined, { deep: ctx.deep }, (db) => listRegisteredAgents(db));

@@ -1,6 +1,6 @@
 // Shared formatting helpers: token cells (known and unknown sides), k-tokens, ages, truncation.
 import { describe, expect, it } from "vitest";
-import { formatAge, formatKTokens, formatTokensCell, truncate } from "../../../src/cli/render/format.js";
+import { AGE_TEXT_WIDTH, formatAge, formatKTokens, formatTokensCell, truncate } from "../../../src/cli/render/format.js";
 
 describe("formatTokensCell", () => {
   it.each<[number | null | undefined, number | null | undefined, string]>([
@@ -45,8 +45,17 @@ describe("formatAge", () => {
     [now - 3 * 3_600_000, "3h ago"],
     [now - 47 * 3_600_000, "47h ago"],
     [now - 3 * 86_400_000, "3d ago"],
+    [now - 59 * 86_400_000, "59d ago"],
+    [now - 61 * 86_400_000, "2mo ago"],
+    [now - 729 * 86_400_000, "23mo ago"],
+    [now - 20_789 * 86_400_000, "56y ago"],
+    [now - 1e15, ">999y ago"],
     [null, "-"],
   ])("%s → %s", (ms, text) => expect(formatAge(ms, now)).toBe(text));
+
+  it("never exceeds AGE_TEXT_WIDTH, whatever the timestamp", () => {
+    for (const ms of [0, -8.64e15, 1, now - 1e12, now - 1e13, now + 1e12]) expect(formatAge(ms, now).length).toBeLessThanOrEqual(AGE_TEXT_WIDTH);
+  });
 });
 
 describe("truncate", () => {
