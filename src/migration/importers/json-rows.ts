@@ -90,7 +90,7 @@ export function readTextSource(file: string): JsonSource {
   const size = fs.statSync(file).size;
   if (size > MAX_JSON_SOURCE_BYTES) throw new OperationError("source_too_large", `${file} is ${size} bytes, more than this kind of file may be; it was left in place.`, { path: file });
   const bytes = fs.readFileSync(file);
-  return { value: bytes.toString("utf8"), sha256: sha256Of(bytes), sizeBytes: bytes.length };
+  return { value: bytes.toString("utf8").replace(/^\uFEFF/, ""), sha256: sha256Of(bytes), sizeBytes: bytes.length };
 }
 
 function mtimeOf(file: string): number {

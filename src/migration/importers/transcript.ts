@@ -3,12 +3,12 @@ import crypto from "node:crypto";
 import path from "node:path";
 import { OperationError } from "../../core/errors.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
-import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
+import { isBlankLine, skipBom, streamLines, withOpenFile } from "../line-stream.js";
 import { compareText } from "../inventory.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
 import { headerVersion, isSessionHeader, normalizeHeader } from "./transcript-normalize.js";
-import { missingHeaderError, preparedEvent, TranscriptLineParser, type TranscriptLineSink } from "./transcript-parse.js";
+import { missingHeaderError, preparedEvent, TranscriptLineParser, unsupportedVersion, type TranscriptLineSink } from "./transcript-parse.js";
 import { duplicateIdWarning, EVENT_ROW, NewSessionRows, reusedKeyWarning } from "./transcript-rows.js";
 
 export const TRANSCRIPT_SUFFIX = ".jsonl";
@@ -44,7 +44,8 @@ function inspect(source: DetectedSource): SourceInspection {
     streamLines(
       fd,
       source.path,
-      (buf, start, end, lineNo) => {
+      (buf, lineStart, end, lineNo) => {
+        const start = skipBom(buf, lineStart, end, lineNo);
         if (isBlankLine(buf, start, end)) return;
         records += 1;
         if (first === null) {
@@ -73,7 +74,7 @@ function inspect(source: DetectedSource): SourceInspection {
     const version = headerVersion(header);
     const normalized = normalizeHeader(header, version ?? 0);
     if (normalized.sessionId) sessionId = normalized.sessionId;
-    if (version === null) notes.push(`will fail: unsupported transcript version ${JSON.stringify(header.version)}`);
+    if (version === null) notes.push(`will fail: ${unsupportedVersion(header.version)}`);
     else if (version < 3) notes.push(`version ${version}: normalized to 3 on import`);
   }
   return { sha256, sizeBytes: result.bytes, records, notes, sessionId };
@@ -243,11 +244,11 @@ type IdentityParams = [string, string, number, string | null, number, string | n
 function insertIdentityRow(stmt: ReturnType<AgentDatabase["prepare"]>, params: IdentityParams, file: string, lineNo: number, warn: (t: string) => void): number {
   try {
     const changes = stmt.run(...params).changes;
-    if (changes === 0) warn(duplicateIdWarning(file, lineNo, params[1]));
+    if (changes === 0) warn(duplicateIdWarning(file, lineNo));
     return changes;
   } catch (error) {
     if ((error as { code?: string }).code !== "SQLITE_CONSTRAINT_UNIQUE" || params[6] === null) throw error;
-    warn(reusedKeyWarning(file, lineNo, params[6]));
+    warn(reusedKeyWarning(file, lineNo));
     const retry: IdentityParams = [...params];
     retry[6] = null;
     return stmt.run(...retry).changes;
