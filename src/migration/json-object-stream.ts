@@ -1,0 +1,369 @@
+// Streams the members of a top-level JSON object with bounded memory: stream-json's tokenizer, fed line by line.
+//
+// Syntax: JSON with comments and trailing commas (stream-json's JSONC tokenizer) for any size. Files that the
+// tokenizer rejects and that are at most JSON5_MAX_BYTES are read whole once more through the tolerant reader
+// (single quotes, unquoted keys too) and tokenized again; bigger files must be JSON or JSONC. Errors name the
+// file, the line and the tokenizer's reason, never the text.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import { TextDecoder } from "node:util";
+import { none, type Many } from "stream-chain/defs.js";
+import { jsoncParser } from "stream-json/core/jsonc/parser.js";
+import { jsonParser, type Token } from "stream-json/core/parser.js";
+import { OperationError } from "../core/errors.js";
+import { toStrictJson } from "../core/tolerant-json.js";
+import { depthMessage, MAX_JSON_DEPTH } from "./json-depth.js";
+import { CHUNK_BYTES, withOpenFile } from "./line-stream.js";
+
+/** Files up to this size may use JSON5 syntax the JSONC tokenizer does not know (read whole for that). */
+export const JSON5_MAX_BYTES = 16 * 1024 * 1024;
+/** One member's value larger than this (characters of its text) fails the file: a member is built whole. */
+export const MAX_MEMBER_CHARS = 64 * 1024 * 1024;
+
+export type MemberKind = "object" | "array" | "scalar";
+
+export interface ObjectMember {
+  /** Position among the object's members (0-based, file order). */
+  index: number;
+  key: string;
+  /** Line where the member's value starts. */
+  lineNo: number;
+  kind: MemberKind;
+  /** The picked top-level fields of an object member, scalars only (objects/arrays there are not collected). */
+  fields: Record<string, unknown>;
+  /** The whole value: always for scalars, for objects/arrays only when `build` said so. */
+  value?: unknown;
+}
+
+export interface ObjectStreamOptions {
+  /** What the file must be, for the error when it is not an object ("an object mapping session keys to entries"). */
+  expected: string;
+  /** Top-level scalar fields of each object member to collect without building it. */
+  pick?: readonly string[];
+  /** Whether member `index` (named `key`) is built whole; default never. */
+  build?: (index: number, key: string) => boolean;
+  maxDepth?: number;
+  maxMemberChars?: number;
+  json5MaxBytes?: number;
+}
+
+export interface ObjectStreamResult {
+  sha256: string;
+  sizeBytes: number;
+  members: number;
+  /** `json5`: the JSONC tokenizer rejected the file and the tolerant reader's rewrite was tokenized instead. */
+  syntax: "jsonc" | "json5";
+}
+
+type Parser = (chunk: string | typeof none) => Many<Token> | typeof none;
+
+class SyntaxFailure extends Error {
+  constructor(
+    readonly lineNo: number,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+type Container = Record<string, unknown> | unknown[];
+
+/** Turns the token stream into members; values are built only for the members asked for. */
+class MemberCollector {
+  lineNo = 1;
+  members = 0;
+  private depth = 0;
+  private key: string | null = null;
+  private member: ObjectMember | null = null;
+  private memberChars = 0;
+  private field: string | null = null;
+  // Builder state (the member being built): the open containers and the key each one is stored under.
+  private building = false;
+  private stack: Container[] = [];
+  private keys: Array<string | null> = [];
+  private current: Container | null = null;
+  private currentKey: string | null = null;
+  private readonly pick: Set<string>;
+  private readonly maxDepth: number;
+  private readonly maxMemberChars: number;
+
+  constructor(
+    private readonly options: ObjectStreamOptions,
+    private readonly onMember: (member: ObjectMember) => void,
+  ) {
+    this.pick = new Set(options.pick ?? []);
+    this.maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
+    this.maxMemberChars = options.maxMemberChars ?? MAX_MEMBER_CHARS;
+  }
+
+  /** Text fed while a member is open (the tokenizer buffers a long string across pieces before its token). */
+  fed(chars: number): void {
+    if (this.member !== null) this.grow(chars);
+  }
+
+  private grow(chars: number): void {
+    this.memberChars += chars;
+    if (this.memberChars > this.maxMemberChars) {
+      throw new SyntaxFailure(this.member!.lineNo, `member ${JSON.stringify(this.member!.key)} is larger than ${Math.round(this.maxMemberChars / 1048576)} MiB`);
+    }
+  }
+
+  tokens(result: Many<Token> | typeof none): void {
+    if (result === none) return;
+    for (const token of result.values) this.token(token);
+  }
+
+  finish(): void {
+    if (!this.sawObject || this.depth !== 0) throw new SyntaxFailure(this.lineNo, "invalid JSON: the text ends early");
+  }
+
+  private sawObject = false;
+
+  private token(t: Token): void {
+    const name = t.name;
+    if (this.depth === 0) {
+      if (name !== "startObject" || this.sawObject) throw new SyntaxFailure(this.lineNo, `expected ${this.options.expected}, found ${this.sawObject ? "more than one value" : foundWhat(name)}`);
+      this.sawObject = true;
+      this.depth = 1;
+      return;
+    }
+    if (this.depth === 1) return this.topLevel(t);
+    // Inside a member's object or array value (depth >= 2).
+    if (name === "startObject" || name === "startArray") {
+      this.depth += 1;
+      if (this.depth > this.maxDepth) throw new SyntaxFailure(this.lineNo, depthMessage(this.maxDepth));
+      this.field = null;
+      if (this.building) this.open(name === "startObject" ? {} : []);
+      return;
+    }
+    if (name === "endObject" || name === "endArray") {
+      this.depth -= 1;
+      if (this.building) this.close();
+      if (this.depth === 1) this.complete();
+      return;
+    }
+    // The member's text as tokens carry it (also within one piece, where fed() ran before the member opened).
+    if (name === "keyValue" || name === "stringValue" || name === "numberValue") this.grow(t.value.length);
+    if (name === "keyValue") {
+      if (this.depth === 2) this.field = t.value;
+      if (this.building) this.currentKey = t.value;
+      return;
+    }
+    const value = scalarOf(t);
+    if (value === NOT_A_VALUE) return;
+    if (this.depth === 2 && this.field !== null) {
+      if (this.pick.has(this.field)) this.member!.fields[this.field] = value;
+      this.field = null;
+    }
+    if (this.building) this.put(value);
+  }
+
+  private topLevel(t: Token): void {
+    switch (t.name) {
+      case "keyValue":
+        this.key = t.value;
+        return;
+      case "endObject":
+        this.depth = 0;
+        return;
+      case "startObject":
+      case "startArray": {
+        const index = this.members;
+        const key = this.key ?? "";
+        this.member = { index, key, lineNo: this.lineNo, kind: t.name === "startObject" ? "object" : "array", fields: {} };
+        this.memberChars = 0;
+        this.depth = 2;
+        this.field = null;
+        this.building = this.options.build?.(index, key) ?? false;
+        if (this.building) {
+          this.stack = [];
+          this.keys = [];
+          this.current = t.name === "startObject" ? {} : [];
+          this.currentKey = null;
+        }
+        return;
+      }
+      default: {
+        const value = scalarOf(t);
+        if (value === NOT_A_VALUE) return;
+        this.member = { index: this.members, key: this.key ?? "", lineNo: this.lineNo, kind: "scalar", fields: {}, value };
+        this.complete();
+      }
+    }
+  }
+
+  private complete(): void {
+    const member = this.member!;
+    if (this.building) member.value = this.current;
+    this.building = false;
+    this.current = null;
+    this.member = null;
+    this.key = null;
+    this.members += 1;
+    this.onMember(member);
+  }
+
+  private open(container: Container): void {
+    this.stack.push(this.current!);
+    this.keys.push(this.currentKey);
+    this.current = container;
+    this.currentKey = null;
+  }
+
+  private close(): void {
+    if (this.stack.length === 0) return; // the member's own value: complete() takes it
+    const done = this.current!;
+    this.current = this.stack.pop()!;
+    this.currentKey = this.keys.pop() ?? null;
+    this.put(done);
+  }
+
+  private put(value: unknown): void {
+    const target = this.current!;
+    if (Array.isArray(target)) {
+      target.push(value);
+      return;
+    }
+    const key = this.currentKey ?? "";
+    // As JSON.parse does: an own property, never the inherited __proto__ setter.
+    if (key === "__proto__") Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+    else target[key] = value;
+    this.currentKey = null;
+  }
+}
+
+const NOT_A_VALUE = Symbol("not a value");
+
+function foundWhat(name: Token["name"]): string {
+  if (name === "startArray") return "an array";
+  if (name === "stringValue") return "a string";
+  if (name === "numberValue") return "a number";
+  if (name === "nullValue") return "null";
+  return "a boolean";
+}
+
+function scalarOf(t: Token): unknown {
+  switch (t.name) {
+    case "stringValue":
+      return t.value;
+    case "numberValue":
+      return Number(t.value);
+    case "nullValue":
+      return null;
+    case "trueValue":
+      return true;
+    case "falseValue":
+      return false;
+    default:
+      return NOT_A_VALUE;
+  }
+}
+
+/** Feeds `text` to the tokenizer one line at a time (so a failure knows its line). */
+function feedLines(text: string, parser: Parser, collector: MemberCollector): void {
+  let from = 0;
+  while (from < text.length) {
+    const nl = text.indexOf("\n", from);
+    const to = nl === -1 ? text.length : nl + 1;
+    const piece = from === 0 && to === text.length ? text : text.slice(from, to);
+    collector.fed(piece.length);
+    collector.tokens(tokenize(parser, piece, collector.lineNo));
+    if (nl !== -1) collector.lineNo += 1;
+    from = to;
+  }
+}
+
+function tokenize(parser: Parser, piece: string | typeof none, lineNo: number): Many<Token> | typeof none {
+  try {
+    return parser(piece);
+  } catch (error) {
+    if (error instanceof SyntaxFailure) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    // stream-json's reasons name what was expected, never the input ("Parser cannot parse input: expected ','").
+    throw new SyntaxFailure(lineNo, `invalid JSON: ${message.replace(/^Parser cannot parse input:\s*/, "").replace(/^Parser has expected/, "expected").trim() || "syntax error"}`);
+  }
+}
+
+function jsoncTokenizer(): Parser {
+  return jsoncParser({ packValues: true, streamValues: false, streamWhitespace: false, streamComments: false, packComments: false }) as Parser;
+}
+
+function jsonTokenizer(): Parser {
+  return jsonParser({ packValues: true, streamValues: false }) as Parser;
+}
+
+function failure(file: string, code: string, error: SyntaxFailure, hint = ""): OperationError {
+  return new OperationError(code, `${file}:${error.lineNo}: ${error.reason}${hint}; the file was left in place.`, { path: file });
+}
+
+/** Streams the file once: chunks hashed, decoded (UTF-8, a leading BOM dropped) and tokenized line by line. */
+function streamPass(file: string, options: ObjectStreamOptions, onMember: (m: ObjectMember) => void): { sha256: string; sizeBytes: number; members: number } {
+  const collector = new MemberCollector(options, onMember);
+  const parser = jsoncTokenizer();
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  const hash = crypto.createHash("sha256");
+  let sizeBytes = 0;
+  withOpenFile(file, (fd) => {
+    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      sizeBytes += n;
+      const view = buf.subarray(0, n);
+      hash.update(view);
+      feedLines(decode(decoder, view, file, collector.lineNo, true), parser, collector);
+    }
+    feedLines(decode(decoder, undefined, file, collector.lineNo, false), parser, collector);
+  });
+  collector.tokens(tokenize(parser, none, collector.lineNo));
+  collector.finish();
+  return { sha256: hash.digest("hex"), sizeBytes, members: collector.members };
+}
+
+function decode(decoder: TextDecoder, bytes: Uint8Array | undefined, file: string, lineNo: number, stream: boolean): string {
+  try {
+    return decoder.decode(bytes, { stream });
+  } catch {
+    throw new OperationError("invalid_utf8", `${file}:${lineNo}: not valid UTF-8; the file was left in place.`, { path: file });
+  }
+}
+
+/** The whole (small) file through the tolerant reader's rewrite, then the strict tokenizer. */
+function json5Pass(file: string, options: ObjectStreamOptions, onMember: (m: ObjectMember) => void): { sha256: string; sizeBytes: number; members: number } {
+  const bytes = fs.readFileSync(file);
+  const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  const collector = new MemberCollector(options, onMember);
+  const parser = jsonTokenizer();
+  feedLines(toStrictJson(text), parser, collector);
+  collector.tokens(tokenize(parser, none, collector.lineNo));
+  collector.finish();
+  return { sha256: crypto.createHash("sha256").update(bytes).digest("hex"), sizeBytes: bytes.length, members: collector.members };
+}
+
+/**
+ * Calls `onMember` for each member of the file's top-level object, in file order. Memory: one chunk, the
+ * tokenizer's carry, and the members asked to be built (one at a time). A file the JSONC tokenizer rejects is
+ * re-read through the JSON5 reader when it is small enough; `onMember` then sees the members again from the
+ * start, so callers collect into fresh state per attempt (`reset`).
+ */
+export function streamObjectMembers(file: string, onMember: (member: ObjectMember) => void, options: ObjectStreamOptions, reset?: () => void): ObjectStreamResult {
+  try {
+    return { ...streamPass(file, options, onMember), syntax: "jsonc" };
+  } catch (error) {
+    if (!(error instanceof SyntaxFailure)) throw error;
+    const json5Max = options.json5MaxBytes ?? JSON5_MAX_BYTES;
+    const size = fs.statSync(file).size;
+    if (error.reason.startsWith("invalid JSON") && size <= json5Max) {
+      reset?.();
+      try {
+        return { ...json5Pass(file, options, onMember), syntax: "json5" };
+      } catch (json5Error) {
+        if (!(json5Error instanceof SyntaxFailure)) throw json5Error;
+        // The first reading's line and reason: the JSON5 rewrite shifts lines where block comments were.
+        throw failure(file, "invalid_json", error, " (read as JSON, JSONC and JSON5)");
+      }
+    }
+    const hint = error.reason.startsWith("invalid JSON") ? ` (files over ${Math.round(json5Max / 1048576)} MiB must be JSON; comments and trailing commas are accepted, other JSON5 syntax is not)` : "";
+    throw failure(file, error.reason.startsWith("invalid JSON") ? "invalid_json" : "invalid_shape", error, hint);
+  }
+}
