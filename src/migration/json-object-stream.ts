@@ -11,12 +11,15 @@ import { none, type Many } from "stream-chain/defs.js";
 import { jsoncParser } from "stream-json/core/jsonc/parser.js";
 import { jsonParser, type Token } from "stream-json/core/parser.js";
 import { OperationError } from "../core/errors.js";
+import { collectGarbage } from "../core/heap.js";
 import { toStrictJson } from "../core/tolerant-json.js";
 import { depthMessage, MAX_JSON_DEPTH } from "./json-depth.js";
 import { CHUNK_BYTES, withOpenFile } from "./line-stream.js";
 
 /** Files up to this size may use JSON5 syntax the JSONC tokenizer does not know (read whole for that). */
 export const JSON5_MAX_BYTES = 16 * 1024 * 1024;
+/** Text read between full garbage collections: V8 otherwise lets the tokens' garbage grow the heap to ~5x the live data. */
+const COLLECT_EVERY_BYTES = 16 * 1024 * 1024;
 /** One member's value larger than this (characters of its text) fails the file: a member is built whole. */
 export const MAX_MEMBER_CHARS = 64 * 1024 * 1024;
 
@@ -234,6 +237,15 @@ class MemberCollector {
 
 const NOT_A_VALUE = Symbol("not a value");
 
+/**
+ * A copy of `text` that shares no memory with it. Token strings are slices of the tokenizer's 1 MiB input
+ * strings, and a slice kept alive keeps its whole parent alive: strings a caller holds on to across a file
+ * (keys, ids) must be detached, or every chunk of the file stays in memory.
+ */
+export function detachString(text: string): string {
+  return Buffer.from(text, "utf8").toString("utf8");
+}
+
 function foundWhat(name: Token["name"]): string {
   if (name === "startArray") return "an array";
   if (name === "stringValue") return "a string";
@@ -308,6 +320,7 @@ function streamPass(file: string, options: ObjectStreamOptions, onMember: (m: Ob
     for (;;) {
       const n = fs.readSync(fd, buf, 0, buf.length, null);
       if (n === 0) break;
+      if (Math.floor(sizeBytes / COLLECT_EVERY_BYTES) !== Math.floor((sizeBytes + n) / COLLECT_EVERY_BYTES)) collectGarbage();
       sizeBytes += n;
       const view = buf.subarray(0, n);
       hash.update(view);

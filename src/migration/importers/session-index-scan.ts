@@ -1,7 +1,7 @@
 // First pass over a legacy session index: every key canonicalized and resolved from a few facts per entry, in
 // bounded memory (no entry is kept; the writing pass streams the file again and builds only the winners).
 import { OperationError } from "../../core/errors.js";
-import { streamObjectMembers, type ObjectMember } from "../json-object-stream.js";
+import { detachString, streamObjectMembers, type ObjectMember } from "../json-object-stream.js";
 import { canonicalizeSessionKey, mainSessionKey, StoreCanonicalizer, type KeyWinner } from "./session-keys.js";
 
 /** Entries an index may hold: each costs ~150 bytes of bookkeeping in the passes (the entries themselves are never held). */
@@ -62,7 +62,7 @@ export function scanIndex(file: string, options: ScanOptions): IndexScan {
       return;
     }
     if (typeof m.fields.updatedAt !== "number" || !Number.isFinite(m.fields.updatedAt)) missingUpdatedAt += 1;
-    canon.add(m.index, m.key, entryUpdatedAt(m.fields.updatedAt, options.fallbackUpdatedAt), sessionId.trim(), m.fields.chatType);
+    canon.add(m.index, detachString(m.key), entryUpdatedAt(m.fields.updatedAt, options.fallbackUpdatedAt), detachString(sessionId.trim()), m.fields.chatType);
   };
   // A second reading (the JSON5 retry) starts from scratch.
   const reset = (): void => {
