@@ -372,6 +372,50 @@ CREATE TABLE plugin_binding_approvals (
   PRIMARY KEY (plugin_root, channel, account_id)
 );
 
+-- The installed-plugin index (legacy plugins/installs.json): one singleton row. install_records_json is
+-- the durable part; plugins_json is the manifest cache the runtime can rebuild.
+CREATE TABLE installed_plugin_index (
+  index_key TEXT NOT NULL PRIMARY KEY,
+  version INTEGER NOT NULL,
+  host_contract_version TEXT,
+  compat_registry_version TEXT,
+  migration_version INTEGER,
+  policy_hash TEXT,
+  generated_at_ms INTEGER,
+  refresh_reason TEXT,
+  install_records_json TEXT NOT NULL CHECK (json_valid(install_records_json)),
+  plugins_json TEXT NOT NULL CHECK (json_valid(plugins_json)),
+  diagnostics_json TEXT NOT NULL CHECK (json_valid(diagnostics_json)),
+  warning TEXT,
+  updated_at_ms INTEGER NOT NULL
+);
+
+-- ---------------------------------------------------------------------------
+-- ACP replay ledger (legacy acp/event-ledger.json)
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE acp_replay_sessions (
+  session_id TEXT NOT NULL PRIMARY KEY,
+  session_key TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  complete INTEGER NOT NULL CHECK (complete IN (0, 1)),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  next_seq INTEGER NOT NULL
+);
+CREATE INDEX acp_replay_sessions_key_updated_idx ON acp_replay_sessions (session_key, complete, updated_at DESC);
+
+-- update_json is one ACP SessionUpdate; replay reads the events of a session in seq order.
+CREATE TABLE acp_replay_events (
+  session_id TEXT NOT NULL REFERENCES acp_replay_sessions (session_id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  session_key TEXT NOT NULL,
+  run_id TEXT,
+  update_json TEXT NOT NULL CHECK (json_valid(update_json)),
+  PRIMARY KEY (session_id, seq)
+);
+
 -- ---------------------------------------------------------------------------
 -- Media and uploads
 -- ---------------------------------------------------------------------------

@@ -65,6 +65,8 @@ interface RunState {
   outcomes: SourceOutcome[];
   progress: MigrationProgress;
   retire: RetireQueue;
+  /** The verified pre-migration archive once taken (null with --no-backup or before the backup step). */
+  backupPath: string | null;
 }
 
 function outcomeOf(s: PlannedSource, status: SourceOutcome["status"], extra: Partial<SourceOutcome> = {}): SourceOutcome {
@@ -159,7 +161,9 @@ function processSource(state: RunState, agentDb: AgentDatabase | null, s: Planne
   const notes: string[] = [];
   // A source outside the state dir (a configured cron store, an OAuth dir elsewhere) is not in the
   // pre-migration backup: it is always moved, never deleted.
-  const deletable = state.options.removeSources && isPathInside(state.options.paths.stateDir, s.path);
+  // Kinds the design deletes (never-shipped sidecars) go once the verified backup holds them.
+  const deleteKind = importerFor(s.kind).retire === "delete-after-backup" && state.backupPath !== null;
+  const deletable = (state.options.removeSources || deleteKind) && isPathInside(state.options.paths.stateDir, s.path);
   const destination = deletable ? null : retiredPath(state.options.paths.stateDir, state.runId, s.relativePath);
   const retirement: Partial<SourceOutcome> = { retired: destination === null ? "deleted" : "moved", ...(destination !== null ? { retiredTo: destination } : {}) };
 
@@ -258,6 +262,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     mainKey: readConfiguredMainKey(paths, paths.stateDir),
     outcomes: [],
     retire: new RetireQueue(global, (p) => writeSource(global, rowInput(runId, p.s, p.outcome, p.status, p.counts, p.importedAt, false))),
+    backupPath: null,
     progress: { phase: "import", done: 0, total: actionable.length, bytesDone: 0, bytesTotal: actionable.reduce((n, s) => n + s.sizeBytes, 0) },
   };
   let backupPath: string | null = null;
@@ -281,6 +286,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
             onProgress: (p) => options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: p.bytesDone, bytesTotal: p.bytesTotal }),
           });
           backupPath = backup.archivePath;
+          state.backupPath = backupPath;
           warnings.push(...backup.warnings);
           changes.push(`verified pre-migration backup: ${backupPath}`);
         } catch (backupError) {

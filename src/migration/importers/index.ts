@@ -15,7 +15,13 @@ import { transcriptImporter } from "./transcript.js";
 import { conversationBindingsImporter } from "./conversation-bindings.js";
 import { deviceAuthImporter, deviceIdentityImporter, devicePairingImporter, nodePairingImporter } from "./devices.js";
 import { modelCatalogsImporter } from "./model-catalogs.js";
-import { auditLogsImporter, configAuditImporter, gatewayInstanceIdImporter, pluginInstallsImporter, ttsSettingsImporter } from "./plugin-state-files.js";
+import { acpxProcessLeasesImporter, auditLogsImporter, configAuditImporter, gatewayInstanceIdImporter, pluginInstallsImporter, ttsSettingsImporter } from "./plugin-state-files.js";
+import { acpEventLedgerImporter } from "./acp-ledger.js";
+import { channelAllowFromImporter, channelPairingImporter } from "./channel-pairing.js";
+import { pluginBindingApprovalsImporter, restartSentinelImporter, voicewakeRoutingImporter, voicewakeTriggersImporter } from "./gateway-settings.js";
+import { mediaImporter } from "./media.js";
+import { apnsRegistrationsImporter, nodeHostConfigImporter, webPushSubscriptionsImporter, webPushVapidKeysImporter } from "./node-and-push.js";
+import { sqliteSidecarImporter } from "./sqlite-sidecars.js";
 import { sandboxRegistryImporter } from "./sandbox-registry.js";
 import { commitmentsImporter, configHealthImporter, tuiLastSessionImporter, updateCheckImporter } from "./small-state.js";
 import { workspaceStateImporter } from "./workspace-state.js";
@@ -58,6 +64,21 @@ export const IMPORTERS: readonly SourceImporter[] = [
   auditLogsImporter,
   pluginInstallsImporter,
   workspaceStateImporter,
+  // Issue 13 item 2: access control first (pairing), then node/push, settings, ledgers, media, sidecars.
+  channelAllowFromImporter,
+  channelPairingImporter,
+  nodeHostConfigImporter,
+  webPushSubscriptionsImporter,
+  webPushVapidKeysImporter,
+  apnsRegistrationsImporter,
+  voicewakeTriggersImporter,
+  voicewakeRoutingImporter,
+  pluginBindingApprovalsImporter,
+  restartSentinelImporter,
+  acpxProcessLeasesImporter,
+  acpEventLedgerImporter,
+  mediaImporter,
+  sqliteSidecarImporter,
 ];
 
 export function importerFor(kind: SourceKind): SourceImporter {
