@@ -8,6 +8,8 @@ export type SourceKind =
   // Agent databases (data plane).
   | "sessions-index"
   | "transcript"
+  | "trajectory"
+  | "acp-stream"
   // Global database (control plane).
   | "cron-jobs"
   | "cron-state"

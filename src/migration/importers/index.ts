@@ -22,6 +22,7 @@ import { pluginBindingApprovalsImporter, restartSentinelImporter, voicewakeRouti
 import { mediaImporter } from "./media.js";
 import { apnsRegistrationsImporter, nodeHostConfigImporter, webPushSubscriptionsImporter, webPushVapidKeysImporter } from "./node-and-push.js";
 import { sqliteSidecarImporter } from "./sqlite-sidecars.js";
+import { acpStreamImporter, trajectoryImporter } from "./trajectory.js";
 import { sandboxRegistryImporter } from "./sandbox-registry.js";
 import { commitmentsImporter, configHealthImporter, tuiLastSessionImporter, updateCheckImporter } from "./small-state.js";
 import { workspaceStateImporter } from "./workspace-state.js";
@@ -34,6 +35,9 @@ export const IMPORTERS: readonly SourceImporter[] = [
   // Agent databases.
   sessionsIndexImporter,
   transcriptImporter,
+  // Sidecars after the transcripts: run events attach to the session rows those wrote.
+  trajectoryImporter,
+  acpStreamImporter,
   // Global database. A store's jobs before its state (merged into the job rows) and its run logs.
   cronJobsImporter,
   cronStateImporter,

@@ -10,6 +10,7 @@ import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
 import { headerVersion, isSessionHeader, normalizeHeader } from "./transcript-normalize.js";
 import { missingHeaderError, preparedEvent, TranscriptLineParser, unsupportedVersion, type TranscriptLineSink } from "./transcript-parse.js";
 import { duplicateIdWarning, EVENT_ROW, NewSessionRows, reusedKeyWarning } from "./transcript-rows.js";
+import { SIDECAR_SUFFIXES } from "./trajectory.js";
 
 export const TRANSCRIPT_SUFFIX = ".jsonl";
 /** The planner keeps at most this much of the first line to read the header. */
@@ -26,7 +27,8 @@ function detect(ctx: DetectContext): DetectedSource[] {
   const found: DetectedSource[] = [];
   for (const dir of ctx.sessionsDirs) {
     for (const name of dir.files) {
-      if (!name.endsWith(TRANSCRIPT_SUFFIX) || name === TRANSCRIPT_SUFFIX) continue;
+      // Trajectory and ACP-stream sidecars end in .jsonl too: they are not transcripts (importers/trajectory.ts).
+      if (!name.endsWith(TRANSCRIPT_SUFFIX) || name === TRANSCRIPT_SUFFIX || SIDECAR_SUFFIXES.some((suffix) => name.endsWith(suffix))) continue;
       const rel = dir.legacyRoot ? `sessions/${name}` : `agents/${dir.agentId}/sessions/${name}`;
       found.push({ kind: "transcript", agentId: dir.agentId, path: `${dir.dir}/${name}`, relativePath: rel, legacyRoot: dir.legacyRoot });
     }
@@ -68,6 +70,10 @@ function inspect(source: DetectedSource): SourceInspection {
   } catch {
     // Reported below as a missing header.
   }
+  if (!header && looksLikeRunEvent(first!)) {
+    // Classified by shape: a trajectory sidecar under a transcript's name is not a transcript that failed.
+    return { sha256, sizeBytes: result.bytes, records, notes: [], sessionId: stem, skipReason: "not a transcript: its first line is a run event (trajectory data, no session header); left in place — rename it to <sessionId>.trajectory.jsonl to import it as run events" };
+  }
   if (!header) {
     notes.push(`will fail: ${source.path}:${firstLine}: missing session header`);
   } else {
@@ -78,6 +84,16 @@ function inspect(source: DetectedSource): SourceInspection {
     else if (version < 3) notes.push(`version ${version}: normalized to 3 on import`);
   }
   return { sha256, sizeBytes: result.bytes, records, notes, sessionId };
+}
+
+/** A trajectory event line: `{"type":"session.started", "ts":…, "runId":…}` (dotted event types, never "session"). */
+function looksLikeRunEvent(line: string): boolean {
+  try {
+    const v = JSON.parse(line) as unknown;
+    return typeof v === "object" && v !== null && !Array.isArray(v) && typeof (v as Obj).type === "string" && /^[a-z]+(\.[a-z_]+)+$/.test((v as Obj).type as string) && ("ts" in (v as Obj) || "runId" in (v as Obj));
+  } catch {
+    return false;
+  }
 }
 
 /** Duplicate session ids within an agent, and transcripts no index in this plan references. */
