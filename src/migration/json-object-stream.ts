@@ -19,7 +19,7 @@ import { CHUNK_BYTES, withOpenFile } from "./line-stream.js";
 /** Files up to this size may use JSON5 syntax the JSONC tokenizer does not know (read whole for that). */
 export const JSON5_MAX_BYTES = 16 * 1024 * 1024;
 /** Text read between full garbage collections: V8 otherwise lets the tokens' garbage grow the heap to ~5x the live data. */
-const COLLECT_EVERY_BYTES = 16 * 1024 * 1024;
+const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 /** One member's value larger than this (characters of its text) fails the file: a member is built whole. */
 export const MAX_MEMBER_CHARS = 64 * 1024 * 1024;
 

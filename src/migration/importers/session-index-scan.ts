@@ -2,7 +2,7 @@
 // bounded memory (no entry is kept; the writing pass streams the file again and builds only the winners).
 import { OperationError } from "../../core/errors.js";
 import { detachString, streamObjectMembers, type ObjectMember } from "../json-object-stream.js";
-import { canonicalizeSessionKey, mainSessionKey, StoreCanonicalizer, type KeyWinner } from "./session-keys.js";
+import { canonicalizeSessionKey, mainSessionKey, StoreCanonicalizer, type WinnerTable } from "./session-keys.js";
 
 /** Entries an index may hold: each costs ~150 bytes of bookkeeping in the passes (the entries themselves are never held). */
 export const MAX_INDEX_ENTRIES = 1_000_000;
@@ -15,9 +15,9 @@ export interface IndexScan {
   /** Members of the file's object, valid or not. */
   rawCount: number;
   /** Canonical key → the member that holds it. */
-  winners: Map<string, KeyWinner>;
-  /** sessionId → its canonical keys, in file order of the winning members. */
-  keysBySession: Map<string, string[]>;
+  winners: WinnerTable;
+  /** sessionId → its canonical key, or its keys in file order when several keys share the session. */
+  keysBySession: Map<string, string | string[]>;
   /** Informational: distinct raw keys with the same canonical key. */
   duplicates: string[];
   /** Attention: entries skipped, a repeated raw key, missing updatedAt. */
@@ -74,11 +74,12 @@ export function scanIndex(file: string, options: ScanOptions): IndexScan {
   const read = streamObjectMembers(file, onMember, { expected: "an object mapping session keys to entries", pick: PICKED }, reset);
   canon.finish();
   if (missingUpdatedAt > 0) warnings.push(`${missingUpdatedAt} entr${missingUpdatedAt === 1 ? "y has" : "ies have"} no numeric updatedAt; the file's mtime was used`);
-  const keysBySession = new Map<string, string[]>();
+  const keysBySession = new Map<string, string | string[]>();
   for (const [key, w] of canon.winners) {
-    const list = keysBySession.get(w.sessionId);
-    if (list) list.push(key);
-    else keysBySession.set(w.sessionId, [key]);
+    const had = keysBySession.get(w.sessionId);
+    if (had === undefined) keysBySession.set(w.sessionId, key);
+    else if (typeof had === "string") keysBySession.set(w.sessionId, [had, key]);
+    else had.push(key);
   }
   return {
     sha256: read.sha256,
@@ -92,6 +93,12 @@ export function scanIndex(file: string, options: ScanOptions): IndexScan {
     seededMainFrom: canon.seededMainFrom,
     syntax: read.syntax,
   };
+}
+
+/** The keys of a session as a list. */
+export function sessionKeys(scan: IndexScan, sessionId: string): string[] {
+  const keys = scan.keysBySession.get(sessionId);
+  return keys === undefined ? [] : typeof keys === "string" ? [keys] : keys;
 }
 
 /** The canonical keys member `index` (raw key `rawKey`) holds in the scanned index: its own, and main when it seeded it. */

@@ -94,6 +94,88 @@ export interface KeyWinner {
 }
 
 /**
+ * Canonical key → winning member, stored column-wise (typed arrays and one Map of small integers): ~180 bytes per
+ * key instead of ~400 for a Map of objects, which is what keeps a 150k-session index well inside the memory budget.
+ */
+export class WinnerTable {
+  private readonly slots = new Map<string, number>();
+  private index = new Int32Array(1024);
+  private updatedAt = new Float64Array(1024);
+  private flags = new Uint8Array(1024);
+  private sessionIds: string[] = [];
+  /** Only when the raw key differs from the canonical one (kept null otherwise). */
+  private rawKeys: Array<string | null> = [];
+  private seeded = new Map<number, string>();
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  has(key: string): boolean {
+    return this.slots.has(key);
+  }
+
+  get(key: string): KeyWinner | undefined {
+    const slot = this.slots.get(key);
+    return slot === undefined ? undefined : this.at(key, slot);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.slots.keys();
+  }
+
+  *entries(): IterableIterator<[string, KeyWinner]> {
+    for (const [key, slot] of this.slots) yield [key, this.at(key, slot)];
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, KeyWinner]> {
+    return this.entries();
+  }
+
+  set(key: string, w: KeyWinner): void {
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      slot = this.sessionIds.length;
+      this.grow(slot + 1);
+      this.slots.set(key, slot);
+    }
+    this.index[slot] = w.index;
+    this.updatedAt[slot] = w.updatedAt;
+    this.flags[slot] = w.canonical ? 1 : 0;
+    this.sessionIds[slot] = w.sessionId;
+    this.rawKeys[slot] = w.rawKey === key ? null : w.rawKey;
+    if (w.seededFrom !== undefined) this.seeded.set(slot, w.seededFrom);
+    else this.seeded.delete(slot);
+  }
+
+  private at(key: string, slot: number): KeyWinner {
+    const seededFrom = this.seeded.get(slot);
+    return {
+      index: this.index[slot]!,
+      rawKey: this.rawKeys[slot] ?? key,
+      updatedAt: this.updatedAt[slot]!,
+      canonical: this.flags[slot] === 1,
+      sessionId: this.sessionIds[slot]!,
+      ...(seededFrom !== undefined ? { seededFrom } : {}),
+    };
+  }
+
+  private grow(needed: number): void {
+    if (needed <= this.index.length) return;
+    const size = Math.max(needed, this.index.length * 2);
+    const index = new Int32Array(size);
+    index.set(this.index);
+    this.index = index;
+    const updatedAt = new Float64Array(size);
+    updatedAt.set(this.updatedAt);
+    this.updatedAt = updatedAt;
+    const flags = new Uint8Array(size);
+    flags.set(this.flags);
+    this.flags = flags;
+  }
+}
+
+/**
  * Canonicalizes a store's keys one entry at a time, keeping only small facts per key (never the entries), so
  * an index of any size is resolved in bounded memory. Duplicates: newest updatedAt wins; a tie goes to the
  * already-canonical raw key, then to the first seen, except an exact repeat of the same raw key, where the
@@ -101,7 +183,7 @@ export interface KeyWinner {
  * If agent:<id>:main is absent, the newest direct legacy root entry seeds it.
  */
 export class StoreCanonicalizer {
-  readonly winners = new Map<string, KeyWinner>();
+  readonly winners = new WinnerTable();
   /** Informational: distinct raw keys that canonicalize to the same key. */
   readonly duplicates: string[] = [];
   /** The same raw key twice in one file: the file was damaged or hand-edited. */

@@ -10,7 +10,7 @@ import { compareText } from "../inventory.js";
 import { streamObjectMembers } from "../json-object-stream.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
-import { entryUpdatedAt, keysOfMember, scanIndex, type IndexScan } from "./session-index-scan.js";
+import { entryUpdatedAt, keysOfMember, scanIndex, sessionKeys, type IndexScan } from "./session-index-scan.js";
 import { isOrphanSessionKey, mainSessionKey } from "./session-keys.js";
 import { conversationFor, deliveryRouteOf, entryJsonFor, isObject, normalizeLegacyEntry, sessionRowFor } from "./session-projection.js";
 
@@ -174,8 +174,15 @@ function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportC
     throw new OperationError("source_changed", `${source.path} changed since it was planned; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
   }
   const main = mainSessionKey(ctx.agentId);
-  const owners = new Map<string, string>();
-  for (const [sessionId, keys] of index.keysBySession) owners.set(sessionId, ownerKey(keys, index, ctx.agentId));
+  // Most sessions have one key, which owns the row; the owner of a shared session is decided once.
+  const shared = new Map<string, string>();
+  const ownerOf = (sessionId: string): string => {
+    const keys = index.keysBySession.get(sessionId)!;
+    if (typeof keys === "string") return keys;
+    let owner = shared.get(sessionId);
+    if (owner === undefined) shared.set(sessionId, (owner = ownerKey(sessionKeys(index, sessionId), index, ctx.agentId)));
+    return owner;
+  };
   const state: WriteState = { rows: { sessions: 0, session_entries: 0, session_routes: 0, conversations: 0, session_conversations: 0 }, keptNewer: 0, deferred: new Set() };
 
   // Pass 2: the winning members, one at a time. Pass 3 (rare): keys whose session row came later in the file.
@@ -191,7 +198,7 @@ function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportC
         const entry = normalizeLegacyEntry({ ...raw, sessionId });
         const updatedAt = entryUpdatedAt(raw.updatedAt, fallback);
         for (const key of keys) {
-          const owner = owners.get(sessionId)!;
+          const owner = ownerOf(sessionId);
           if (key === owner && only === null) writeSessionRow(st, state, key, sessionId, entry, updatedAt, ctx.agentId);
           if (st.hasSession.get(sessionId) === undefined) {
             // Written when its session row exists (pass 3), or never when a newer DB row kept it out.
