@@ -9,7 +9,7 @@ import { channelAndAccount } from "../../../src/migration/importers/channel-pair
 import { endpointHash } from "../../../src/migration/importers/node-and-push.js";
 import { makeTempState, runInProcess } from "../../helpers/temp-state.js";
 import { fakeBackup, migrate, rows } from "../../helpers/migration.js";
-import { expectLedger, expectReimportIdempotent } from "../../helpers/control-plane.js";
+import { expectLedger, expectReimportIdempotent, restoreRetired } from "../../helpers/control-plane.js";
 
 type Row = Record<string, unknown>;
 
@@ -139,7 +139,8 @@ describe("ACP and ACPX state, the plugin index", () => {
     db.close();
     const entries = () => rows<Row>(paths.globalDbPath, "SELECT plugin_id, namespace, entry_key, value_json, created_at FROM plugin_state_entries ORDER BY plugin_id, namespace, entry_key");
     expect(entries().map((e) => [e.plugin_id, e.namespace, e.entry_key])).toContainEqual(["gateway", "instance", "id"]);
-    await expectReimportIdempotentAfter(paths, seeded.run);
+    restoreRetired(paths, seeded.run);
+    await migrate(paths);
     const after = entries();
     expect(after.map((e) => [e.plugin_id, e.namespace, e.entry_key])).toEqual([["acpx", "gateway-instance", "current"], ["acpx", "process-leases", "lease-1"]]);
     expect(JSON.parse(after[0]!.value_json as string)).toEqual({ version: 1, id: "gw-instance-42" });
@@ -158,19 +159,6 @@ describe("ACP and ACPX state, the plugin index", () => {
     await expectReimportIdempotent(paths, run);
   });
 });
-
-/** Puts the retired files back and forgets the ledger, then runs again (the rows of the first run stay). */
-async function expectReimportIdempotentAfter(paths: Parameters<typeof migrate>[0], run: Awaited<ReturnType<typeof migrate>>["run"]): Promise<void> {
-  for (const o of run.sources) {
-    if (!o.retiredTo) continue;
-    fs.mkdirSync(path.dirname(o.path), { recursive: true });
-    fs.renameSync(o.retiredTo, o.path);
-  }
-  const db = new Database(paths.globalDbPath);
-  db.prepare("DELETE FROM migration_sources").run();
-  db.close();
-  await migrate(paths);
-}
 
 describe("media files", () => {
   it("imports each file into media_blobs by (subdir, id) with its bytes and content type; partial downloads are not media", async () => {
