@@ -99,10 +99,17 @@ class MemberCollector {
     this.maxMemberChars = options.maxMemberChars ?? MAX_MEMBER_CHARS;
   }
 
-  /** Text fed while a member is open (the tokenizer buffers a long string across pieces before its token). */
+  /**
+   * Text fed since the last token while a member is open: the tokenizer buffers a long string across pieces
+   * before it emits its token, so a huge value is refused before it is whole in memory. (Tokens count the
+   * member's own size: counting the fed text too would count everything twice.)
+   */
   fed(chars: number): void {
-    if (this.member !== null) this.grow(chars);
+    this.pendingChars += chars;
+    if (this.member !== null && this.memberChars + this.pendingChars > this.maxMemberChars) this.grow(this.pendingChars);
   }
+
+  private pendingChars = 0;
 
   private grow(chars: number): void {
     this.memberChars += chars;
@@ -124,6 +131,7 @@ class MemberCollector {
 
   private token(t: Token): void {
     const name = t.name;
+    this.pendingChars = 0;
     if (this.depth === 0) {
       if (name !== "startObject" || this.sawObject) throw new SyntaxFailure(this.lineNo, `expected ${this.options.expected}, found ${this.sawObject ? "more than one value" : foundWhat(name)}`);
       this.sawObject = true;

@@ -76,5 +76,8 @@ describe("streamObjectMembers", () => {
   it("limits nesting depth and one member's size", () => {
     expect(() => collect(write(`{"a":\n${"[".repeat(50)}${"]".repeat(50)}}`), { maxDepth: 20 })).toThrow(/index\.json:2: JSON nested deeper than 20 levels/);
     expect(() => collect(write(`{"a": 1,\n "big": {"s": "${"x".repeat(5000)}"}}`), { maxMemberChars: 1000 })).toThrow(/index\.json:2: member "big" is larger than 0 MiB/);
+    // A member under the limit spread over many lines passes (its text is counted once).
+    const lines = Array.from({ length: 7 }, (_, i) => `"k${i}": "${"y".repeat(90)}"`).join(",\n");
+    expect(collect(write(`{"ok": {\n${lines}\n}}`), { maxMemberChars: 1000 }).members).toHaveLength(1);
   });
 });
