@@ -36,6 +36,20 @@ export interface ObjectMember {
   fields: Record<string, unknown>;
   /** The whole value: always for scalars, for objects/arrays only when `build` said so. */
   value?: unknown;
+  /** An object member re-serialized as UTF-8 JSON when `serialize` said so (keys in `omit` left out, `tail` added). */
+  text?: Buffer;
+}
+
+/**
+ * Re-serializes an object member straight from its tokens into UTF-8 bytes, never holding it as objects: how a
+ * 50 MB entry is stored without building it and running JSON.stringify over it. `keep` values are built (into
+ * `fields`) for the caller's own use; `omit` keys are left out of the text; `tail` adds keys at the end.
+ */
+export interface SerializeSpec {
+  omit: ReadonlySet<string>;
+  keep: ReadonlySet<string>;
+  /** Text placed before the closing brace (`"updatedAt":5`), "" for none; sees the kept fields. */
+  tail(fields: Record<string, unknown>): string;
 }
 
 export interface ObjectStreamOptions {
@@ -45,6 +59,8 @@ export interface ObjectStreamOptions {
   pick?: readonly string[];
   /** Whether member `index` (named `key`) is built whole; default never. */
   build?: (index: number, key: string) => boolean;
+  /** Whether (and how) object member `index` is re-serialized into `text`; wins over `build`. */
+  serialize?: (index: number, key: string) => SerializeSpec | null;
   maxDepth?: number;
   maxMemberChars?: number;
   json5MaxBytes?: number;
@@ -71,6 +87,43 @@ class SyntaxFailure extends Error {
 
 type Container = Record<string, unknown> | unknown[];
 
+/** Collects text as UTF-8 chunks of ~64 KiB: a large member never becomes one huge JS string. */
+class ByteSink {
+  private parts: string[] = [];
+  private partsLength = 0;
+  private readonly chunks: Buffer[] = [];
+
+  write(text: string): void {
+    this.parts.push(text);
+    this.partsLength += text.length;
+    if (this.partsLength >= 65536) this.flush();
+  }
+
+  finish(): Buffer {
+    this.flush();
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+  }
+
+  private flush(): void {
+    if (this.parts.length === 0) return;
+    this.chunks.push(Buffer.from(this.parts.join(""), "utf8"));
+    this.parts = [];
+    this.partsLength = 0;
+  }
+}
+
+/** The serializing side of a member: containers open in the text, an omitted value being skipped. */
+interface TextState {
+  spec: SerializeSpec;
+  sink: ByteSink;
+  /** Open containers of the text (the member's own object first): array or object, and whether it has items. */
+  open: Array<{ array: boolean; items: boolean }>;
+  /** The next value belongs to an omitted key. */
+  skipNext: boolean;
+  /** > 0 while inside an omitted container value. */
+  skipDepth: number;
+}
+
 /** Turns the token stream into members; values are built only for the members asked for. */
 class MemberCollector {
   lineNo = 1;
@@ -86,6 +139,9 @@ class MemberCollector {
   private keys: Array<string | null> = [];
   private current: Container | null = null;
   private currentKey: string | null = null;
+  private text: TextState | null = null;
+  /** The kept top-level field whose container value is being built (serialize mode). */
+  private buildingField: string | null = null;
   private readonly pick: Set<string>;
   private readonly maxDepth: number;
   private readonly maxMemberChars: number;
@@ -143,16 +199,32 @@ class MemberCollector {
     if (name === "startObject" || name === "startArray") {
       this.depth += 1;
       if (this.depth > this.maxDepth) throw new SyntaxFailure(this.lineNo, depthMessage(this.maxDepth));
+      if (this.text) this.textToken(t);
+      if (this.text && this.depth === 3 && this.field !== null && this.text.spec.keep.has(this.field)) {
+        // A kept field's own container: built on its own (the member itself is not).
+        this.buildingField = this.field;
+        this.building = true;
+        this.stack = [];
+        this.keys = [];
+        this.current = name === "startObject" ? {} : [];
+        this.currentKey = null;
+      } else if (this.building) this.open(name === "startObject" ? {} : []);
       this.field = null;
-      if (this.building) this.open(name === "startObject" ? {} : []);
       return;
     }
     if (name === "endObject" || name === "endArray") {
       this.depth -= 1;
-      if (this.building) this.close();
+      if (this.buildingField !== null && this.stack.length === 0) {
+        this.member!.fields[this.buildingField] = this.current;
+        this.buildingField = null;
+        this.building = false;
+        this.current = null;
+      } else if (this.building) this.close();
       if (this.depth === 1) this.complete();
+      else if (this.text) this.textToken(t);
       return;
     }
+    if (this.text) this.textToken(t);
     // The member's text as tokens carry it (also within one piece, where fed() ran before the member opened).
     if (name === "keyValue" || name === "stringValue" || name === "numberValue") this.grow(t.value.length);
     if (name === "keyValue") {
@@ -163,7 +235,7 @@ class MemberCollector {
     const value = scalarOf(t);
     if (value === NOT_A_VALUE) return;
     if (this.depth === 2 && this.field !== null) {
-      if (this.pick.has(this.field)) this.member!.fields[this.field] = value;
+      if (this.pick.has(this.field) || this.text?.spec.keep.has(this.field)) this.member!.fields[this.field] = value;
       this.field = null;
     }
     if (this.building) this.put(value);
@@ -185,7 +257,10 @@ class MemberCollector {
         this.memberChars = 0;
         this.depth = 2;
         this.field = null;
-        this.building = this.options.build?.(index, key) ?? false;
+        const spec = t.name === "startObject" ? (this.options.serialize?.(index, key) ?? null) : null;
+        this.text = spec ? { spec, sink: new ByteSink(), open: [{ array: false, items: false }], skipNext: false, skipDepth: 0 } : null;
+        this.text?.sink.write("{");
+        this.building = spec ? false : (this.options.build?.(index, key) ?? false);
         if (this.building) {
           this.stack = [];
           this.keys = [];
@@ -206,12 +281,79 @@ class MemberCollector {
   private complete(): void {
     const member = this.member!;
     if (this.building) member.value = this.current;
+    if (this.text) {
+      const tail = this.text.spec.tail(member.fields);
+      this.text.sink.write(tail === "" ? "}" : `${this.text.open[0]!.items ? "," : ""}${tail}}`);
+      member.text = this.text.sink.finish();
+      this.text = null;
+    }
+    // A big member leaves its tokens and text chunks behind as garbage: freed before the caller stores it.
+    if (this.memberChars >= COLLECT_EVERY_BYTES) collectGarbage();
     this.building = false;
     this.current = null;
     this.member = null;
     this.key = null;
     this.members += 1;
     this.onMember(member);
+  }
+
+  /** One token of the member's value into its text (called with the depth already updated for containers). */
+  private textToken(t: Token): void {
+    const text = this.text!;
+    const name = t.name;
+    if (text.skipDepth > 0) {
+      if (name === "startObject" || name === "startArray") text.skipDepth += 1;
+      else if (name === "endObject" || name === "endArray") text.skipDepth -= 1;
+      return;
+    }
+    const top = text.open[text.open.length - 1]!;
+    if (name === "keyValue") {
+      if (text.open.length === 1 && text.spec.omit.has(t.value)) {
+        text.skipNext = true;
+        return;
+      }
+      text.sink.write(`${top.items ? "," : ""}${JSON.stringify(t.value)}:`);
+      top.items = true;
+      return;
+    }
+    if (name === "endObject" || name === "endArray") {
+      text.open.pop();
+      text.sink.write(name === "endObject" ? "}" : "]");
+      return;
+    }
+    if (text.skipNext) {
+      text.skipNext = false;
+      if (name === "startObject" || name === "startArray") text.skipDepth = 1;
+      return;
+    }
+    if (top.array) {
+      if (top.items) text.sink.write(",");
+      top.items = true;
+    }
+    switch (name) {
+      case "startObject":
+      case "startArray":
+        text.sink.write(name === "startObject" ? "{" : "[");
+        text.open.push({ array: name === "startArray", items: false });
+        return;
+      case "stringValue":
+        text.sink.write(JSON.stringify(t.value));
+        return;
+      case "numberValue":
+        text.sink.write(t.value);
+        return;
+      case "nullValue":
+        text.sink.write("null");
+        return;
+      case "trueValue":
+        text.sink.write("true");
+        return;
+      case "falseValue":
+        text.sink.write("false");
+        return;
+      default:
+        return;
+    }
   }
 
   private open(container: Container): void {

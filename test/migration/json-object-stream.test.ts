@@ -39,6 +39,25 @@ describe("streamObjectMembers", () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it("re-serializes a member from its tokens: omitted keys out, kept fields built, a tail added", () => {
+    const member = { a: 1, drop: { big: [1, 2, { x: "y" }] }, s: 'quote " and \\ and \u00e9 \n', n: -1.5e3, list: [[], {}, [null, true, false]], keep: { deep: ["v"] }, t: "z" };
+    const file = write(JSON.stringify({ m: member, other: { a: 2 } }, null, 2));
+    const members: ObjectMember[] = [];
+    streamObjectMembers(file, (m) => members.push(m), {
+      expected: "an object",
+      serialize: (i) => (i === 0 ? { omit: new Set(["drop", "t"]), keep: new Set(["keep", "a", "drop"]), tail: (f) => `"added":${JSON.stringify(Object.keys(f).sort())}` } : null),
+    });
+    const { drop: _drop, t: _t, ...rest } = member;
+    expect(JSON.parse(members[0]!.text!.toString("utf8"))).toEqual({ ...rest, added: ["a", "drop", "keep"] });
+    expect(members[0]!.fields).toEqual({ a: 1, drop: member.drop, keep: member.keep });
+    expect(members[0]!.value).toBeUndefined();
+    expect(members[1]!.text).toBeUndefined();
+    // Omitting every key leaves a valid object.
+    const only: ObjectMember[] = [];
+    streamObjectMembers(write('{"m": {"x": [1, {"y": 2}]}}'), (m) => only.push(m), { expected: "an object", serialize: () => ({ omit: new Set(["x"]), keep: new Set(), tail: () => "" }) });
+    expect(only[0]!.text!.toString("utf8")).toBe("{}");
+  });
+
   it("accepts comments and trailing commas at any size, and a BOM", () => {
     const { members, syntax } = collect(write(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{\n  // c\n  "a": {"sessionId": "s",}, /* b */\n}\n')])), { json5MaxBytes: 0 });
     expect(syntax).toBe("jsonc");

@@ -12,11 +12,13 @@ import type { AgentDatabase } from "../../state/state-databases.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { entryUpdatedAt, keysOfMember, scanIndex, sessionKeys, type IndexScan } from "./session-index-scan.js";
 import { isOrphanSessionKey, mainSessionKey } from "./session-keys.js";
-import { conversationFor, deliveryRouteOf, entryJsonFor, isObject, normalizeLegacyEntry, sessionRowFor } from "./session-projection.js";
+import { conversationFor, deliveryRouteOf, ENTRY_JSON_OMITTED, entryJsonTail, normalizeLegacyEntry, PROJECTED_FIELDS, sessionRowFor } from "./session-projection.js";
 
 export const SESSIONS_INDEX_FILE = "sessions.json";
 
 type Obj = Record<string, unknown>;
+
+const KEPT = new Set<string>(PROJECTED_FIELDS);
 
 /** The key that owns the `sessions` row when several keys share a session id: main, else newest, else smallest. */
 function ownerKey(keys: string[], scan: IndexScan, agentId: string): string {
@@ -91,8 +93,9 @@ function indexStatements(db: AgentDatabase) {
     ),
     hasSession: db.prepare("SELECT 1 FROM sessions WHERE session_id = ?").pluck(),
     entryUpdatedAt: db.prepare("SELECT updated_at FROM session_entries WHERE session_key = ?").pluck(),
+    // entry_json arrives as UTF-8 bytes re-serialized from the file's tokens: CAST stores them as TEXT.
     upsertEntry: db.prepare(
-      "INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at",
+      "INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) VALUES (?, ?, CAST(? AS TEXT), ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at",
     ),
     routeUpdatedAt: db.prepare("SELECT updated_at FROM session_routes WHERE session_key = ?").pluck(),
     upsertRoute: db.prepare(
@@ -139,10 +142,10 @@ function writeSessionRow(st: Statements, state: WriteState, key: string, session
 }
 
 /** A key's entry and route (newest wins), and on a shared-main session its direct peer as a participant. */
-function writeKeyRows(st: Statements, state: WriteState, key: string, sessionId: string, entry: Obj, updatedAt: number, sharedMainPeer: boolean): void {
+function writeKeyRows(st: Statements, state: WriteState, key: string, sessionId: string, entry: Obj, entryJson: Buffer, updatedAt: number, sharedMainPeer: boolean): void {
   const entryAt = st.entryUpdatedAt.get(key) as number | undefined;
   if (entryAt === undefined || updatedAt >= entryAt) {
-    st.upsertEntry.run(key, sessionId, entryJsonFor(entry, updatedAt), updatedAt);
+    st.upsertEntry.run(key, sessionId, entryJson, updatedAt);
     state.rows.session_entries += 1;
   } else {
     state.keptNewer += 1;
@@ -191,12 +194,12 @@ function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportC
     const read = streamObjectMembers(
       source.path,
       (m) => {
-        if (m.value === undefined || !isObject(m.value)) return;
+        if (m.text === undefined) return;
         const keys = wanted(m.index, m.key);
-        const raw = m.value;
-        const sessionId = (raw.sessionId as string).trim();
-        const entry = normalizeLegacyEntry({ ...raw, sessionId });
-        const updatedAt = entryUpdatedAt(raw.updatedAt, fallback);
+        const sessionId = (m.fields.sessionId as string).trim();
+        // The projection reads only a few small fields; the entry itself streams into entry_json as bytes.
+        const entry = normalizeLegacyEntry({ ...m.fields, sessionId });
+        const updatedAt = entryUpdatedAt(m.fields.updatedAt, fallback);
         for (const key of keys) {
           const owner = ownerOf(sessionId);
           if (key === owner && only === null) writeSessionRow(st, state, key, sessionId, entry, updatedAt, ctx.agentId);
@@ -205,10 +208,16 @@ function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportC
             if (only === null && key !== owner) state.deferred.add(key);
             continue;
           }
-          writeKeyRows(st, state, key, sessionId, entry, updatedAt, owner === main && key !== owner);
+          writeKeyRows(st, state, key, sessionId, entry, m.text, updatedAt, owner === main && key !== owner);
         }
       },
-      { expected: "an object mapping session keys to entries", build: (i, rawKey) => wanted(i, rawKey).length > 0 },
+      {
+        expected: "an object mapping session keys to entries",
+        serialize: (i, rawKey) =>
+          wanted(i, rawKey).length === 0
+            ? null
+            : { omit: ENTRY_JSON_OMITTED, keep: KEPT, tail: (fields) => entryJsonTail(fields, String(fields.sessionId).trim(), entryUpdatedAt(fields.updatedAt, fallback)) },
+      },
     );
     if (read.sha256 !== index.sha256) throw new OperationError("source_changed", `${source.path} changed while it was imported; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
   };
