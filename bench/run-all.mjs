@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm run bench`: runs every benchmark in bench/ (backup + restore, migrate, sessions + startup, runtime cursor reads) and prints one table.
+// `npm run bench`: runs every benchmark in bench/ (backup + restore, migrate, migrate input shapes' peak RSS,
+// sessions + startup, runtime cursor reads) and prints one table.
 //
 // Each bench runs as its own child (its own table goes to the terminal as it runs) with BENCH_RESULTS pointing at a
 // JSON-lines file; the combined table is built from those rows. Sizes: each bench's own env knobs
@@ -14,7 +15,7 @@ import { printTable, toCells } from "./bench-results.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..");
-const BENCHES = ["migrate", "backup", "sessions", "runtime"];
+const BENCHES = ["migrate", "migrate-shapes", "backup", "sessions", "runtime"];
 const picked = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const unknown = picked.filter((b) => !BENCHES.includes(b));
 if (unknown.length > 0) throw new Error(`unknown bench ${unknown.join(", ")}; choose from ${BENCHES.join(", ")}`);

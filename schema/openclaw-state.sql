@@ -739,3 +739,53 @@ CREATE TABLE sandbox_registry_entries (
 );
 CREATE INDEX sandbox_registry_entries_session_key_idx ON sandbox_registry_entries (session_key);
 CREATE INDEX sandbox_registry_entries_last_used_at_ms_idx ON sandbox_registry_entries (last_used_at_ms);
+
+-- ---------------------------------------------------------------------------
+-- @additive: objects added to schema v1 after its first release. Everything below
+-- uses IF NOT EXISTS: a write open of an existing v1 database creates what is
+-- missing (readers never do; they fall back to what the file has).
+-- ---------------------------------------------------------------------------
+
+-- The installed-plugin index (legacy plugins/installs.json): one singleton row. install_records_json is
+-- the durable part; plugins_json is the manifest cache the runtime can rebuild.
+CREATE TABLE IF NOT EXISTS installed_plugin_index (
+  index_key TEXT NOT NULL PRIMARY KEY,
+  version INTEGER NOT NULL,
+  host_contract_version TEXT,
+  compat_registry_version TEXT,
+  migration_version INTEGER,
+  policy_hash TEXT,
+  generated_at_ms INTEGER,
+  refresh_reason TEXT,
+  install_records_json TEXT NOT NULL CHECK (json_valid(install_records_json)),
+  plugins_json TEXT NOT NULL CHECK (json_valid(plugins_json)),
+  diagnostics_json TEXT NOT NULL CHECK (json_valid(diagnostics_json)),
+  warning TEXT,
+  updated_at_ms INTEGER NOT NULL
+);
+
+-- ---------------------------------------------------------------------------
+-- ACP replay ledger (legacy acp/event-ledger.json)
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS acp_replay_sessions (
+  session_id TEXT NOT NULL PRIMARY KEY,
+  session_key TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  complete INTEGER NOT NULL CHECK (complete IN (0, 1)),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  next_seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS acp_replay_sessions_key_updated_idx ON acp_replay_sessions (session_key, complete, updated_at DESC);
+
+-- update_json is one ACP SessionUpdate; replay reads the events of a session in seq order.
+CREATE TABLE IF NOT EXISTS acp_replay_events (
+  session_id TEXT NOT NULL REFERENCES acp_replay_sessions (session_id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  session_key TEXT NOT NULL,
+  run_id TEXT,
+  update_json TEXT NOT NULL CHECK (json_valid(update_json)),
+  PRIMARY KEY (session_id, seq)
+);

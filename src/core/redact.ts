@@ -102,3 +102,8 @@ export function describeParseError(error: unknown, text?: string): string {
   if (/end of (JSON )?input|Unterminated/i.test(message)) return "invalid JSON: the text ends early";
   return "invalid JSON";
 }
+
+/** The same for one JSONL line: the column within the line, never its text. */
+export function describeLineParseError(error: unknown, text: string): string {
+  return describeParseError(error, text).replace(/^invalid JSON at line 1, column /, "invalid JSON at column ");
+}

@@ -19,7 +19,8 @@ export function parseTolerantJson(text: string): unknown {
   }
 }
 
-function toStrictJson(src: string): string {
+/** The same text as strict JSON (comments dropped, trailing commas removed, keys and strings double-quoted). */
+export function toStrictJson(src: string): string {
   let out = "";
   let i = 0;
   // Index in `out` of a comma that may turn out to be trailing (only whitespace/comments after it so far).

@@ -52,6 +52,9 @@ export interface ApplyMigrationOptions {
 /** Imported bytes between full garbage collections (each ~10 ms on the small live heap of a run). */
 const COLLECT_EVERY_BYTES = 64 * 1024 * 1024;
 
+/** Sources imported between full garbage collections (~10 KB of garbage each). */
+const COLLECT_EVERY_SOURCES = 512;
+
 /** Sources retired per WAL sync: one or two fsyncs per batch instead of per source. */
 const RETIRE_BATCH = 128;
 
@@ -163,7 +166,9 @@ function processSource(state: RunState, agentDb: AgentDatabase | null, s: Planne
   const notes: string[] = [];
   // A source outside the state dir (a configured cron store, an OAuth dir elsewhere) is not in the
   // pre-migration backup: it is always moved, never deleted.
-  const deletable = state.options.removeSources && isPathInside(state.options.paths.stateDir, s.path);
+  // Kinds the design deletes (never-shipped sidecars) go once the verified backup holds them.
+  const deleteKind = importerFor(s.kind).retire === "delete-after-backup" && state.backupPath !== null;
+  const deletable = (state.options.removeSources || deleteKind) && isPathInside(state.options.paths.stateDir, s.path);
   const destination = deletable ? null : retiredPath(state.options.paths.stateDir, state.runId, s.relativePath);
   const retirement: Partial<SourceOutcome> = { retired: destination === null ? "deleted" : "moved", ...(destination !== null ? { retiredTo: destination } : {}) };
 
@@ -362,6 +367,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     // The plan pass leaves its garbage behind; so does every source: collected in batches (peak RSS < 256 MB).
     collectGarbage();
     let lastCollect = 0;
+    let lastCollectCount = 0;
     const runSources = async (db: AgentDatabase | null, sources: PlannedSource[]): Promise<void> => {
       let locked: string | null = null;
       // Small transcripts are read, hashed and parsed on a worker while the previous ones are written.
@@ -385,9 +391,11 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
           state.progress.bytesDone += s.sizeBytes;
         }
         if (state.retire.size >= RETIRE_BATCH) state.retire.flush(db);
-        if (state.progress.bytesDone - lastCollect >= COLLECT_EVERY_BYTES) {
+        // By bytes for big sources, by count for many small ones (20k small transcripts never reach 64 MB).
+        if (state.progress.bytesDone - lastCollect >= COLLECT_EVERY_BYTES || state.progress.done - lastCollectCount >= COLLECT_EVERY_SOURCES) {
           collectGarbage();
           lastCollect = state.progress.bytesDone;
+          lastCollectCount = state.progress.done;
         }
         // Between sources (never inside a transaction), every ~50 ms: lets the spinner and the lease heartbeat run.
         if (Date.now() - lastYield > 50) {
@@ -478,6 +486,8 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     ...(error ? { error } : {}),
   };
   options.onProgress?.({ ...state.progress, phase: "record" });
+  // The run report serializes every outcome: make room first (a run of 20k small sources left ~50 MB of garbage).
+  collectGarbage();
   finishRun(global, result, {
     kind: "legacy-state",
     stateDir: paths.stateDir,

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import { OperationError } from "../core/errors.js";
 import { collectSecretValues, describeParseError, SecretScrubber } from "../core/redact.js";
 import { parseTolerantJson } from "../core/tolerant-json.js";
+import { depthMessage, findExcessDepth } from "./json-depth.js";
 import { hashFile } from "./line-stream.js";
 
 // Kept importable from here (the framework commit exported it): the streamed hash lives in line-stream.ts.
@@ -36,6 +37,8 @@ export function readJsonSource(file: string, maxBytes = MAX_JSON_SOURCE_BYTES): 
   const bytes = fs.readFileSync(file);
   const sha256 = sha256Of(bytes);
   if (!isUtf8(bytes)) throw new OperationError("invalid_utf8", `${file}: not valid UTF-8; the file was left in place.`, { path: file });
+  const deepAt = findExcessDepth(bytes);
+  if (deepAt !== 0) throw new OperationError("json_too_deep", `${file}:${deepAt}: ${depthMessage()}; the file was left in place.`, { path: file });
   const text = bytes.toString("utf8").replace(/^\uFEFF/, "");
   let value: unknown;
   try {

@@ -1,4 +1,5 @@
 // Every legacy path the design names (seed: inventory, static bans, per-area notes) with its class; first match wins.
+import { SIDECAR_SUFFIXES } from "./importers/trajectory.js";
 
 /**
  * What a file in the state dir is to this tool:
@@ -55,8 +56,8 @@ export const LEGACY_PATH_RULES: readonly LegacyPathRule[] = [
   { pattern: "**/*.jsonl.lock", class: "discard", reason: "file-era session write lock (SQLite is the concurrency boundary now)" },
 
   // --- Transcript sidecars: not transcripts ---
-  { pattern: "**/*.trajectory.jsonl", class: "core", target: "trajectory_runtime_events", reason: `trajectory sidecar (not a transcript)` },
-  { pattern: "**/*.acp-stream.jsonl", class: "core", target: "ACP parent-stream rows in the agent database", reason: `ACP parent-stream sidecar (not a transcript)` },
+  { pattern: "**/*.trajectory.jsonl", class: "imported", target: "trajectory", reason: `trajectory sidecar (not a transcript) (→ trajectory_runtime_events)` },
+  { pattern: "**/*.acp-stream.jsonl", class: "core", reason: `ACP parent-stream debug log (not a transcript; the design keeps no table for old stream logs)` },
 
   // --- What the importers of this tool read (documentation; detection decides) ---
   { pattern: "agents/*/sessions/sessions.json", class: "imported", target: "sessions-index", reason: "session index" },
@@ -103,21 +104,21 @@ export const LEGACY_PATH_RULES: readonly LegacyPathRule[] = [
   { pattern: "agent", match: "dir", class: "imported", target: "legacy-agent-dir", reason: "pre-multi-agent agent dir: `doctor --fix` moves it into agents/main/agent/, then imports its files" },
 
   // --- Core legacy state the design names, no importer here yet ---
-  { pattern: "**/*-allowFrom.json", class: "core", target: "channel_pairing_allow_entries", reason: `channel allowFrom list (access control)` },
-  { pattern: "**/*-pairing.json", class: "core", target: "channel_pairing_requests", reason: `channel pairing requests` },
-  { pattern: "node.json", class: "core", target: "node_host_config", reason: `node host config` },
-  { pattern: "push/web-push-subscriptions.json", class: "core", target: "web_push_subscriptions", reason: `web push subscriptions` },
-  { pattern: "push/vapid-keys.json", class: "core", target: "web_push_vapid_keys", reason: `web push VAPID keys` },
-  { pattern: "push/apns-registrations.json", class: "core", target: "apns_registrations", reason: `APNs registrations` },
-  { pattern: "media", match: "dir", class: "core", target: "media_blobs", reason: `legacy media files` },
-  { pattern: "acp/event-ledger.json", class: "core", target: "acp_replay_sessions, acp_replay_events", reason: `ACP replay ledger` },
-  { pattern: "settings/voicewake.json", class: "core", target: "voicewake_triggers", reason: `Voice Wake triggers` },
-  { pattern: "settings/voicewake-routing.json", class: "core", target: "voicewake_routing_config, voicewake_routing_routes", reason: `Voice Wake routing` },
-  { pattern: "**/plugin-binding-approvals.json", class: "core", target: "plugin_binding_approvals", reason: `plugin binding approvals` },
-  { pattern: "restart-sentinel.json", class: "core", target: "gateway_restart_sentinel", reason: `gateway restart sentinel` },
+  { pattern: "**/*-allowFrom.json", class: "imported", target: "channel-allow-from", reason: `channel allowFrom list (access control) (→ channel_pairing_allow_entries)` },
+  { pattern: "**/*-pairing.json", class: "imported", target: "channel-pairing", reason: `channel pairing requests (→ channel_pairing_requests)` },
+  { pattern: "node.json", class: "imported", target: "node-host-config", reason: `node host config (→ node_host_config)` },
+  { pattern: "push/web-push-subscriptions.json", class: "imported", target: "web-push-subscriptions", reason: `web push subscriptions (→ web_push_subscriptions)` },
+  { pattern: "push/vapid-keys.json", class: "imported", target: "web-push-vapid-keys", reason: `web push VAPID keys (→ web_push_vapid_keys)` },
+  { pattern: "push/apns-registrations.json", class: "imported", target: "apns-registrations", reason: `APNs registrations (→ apns_registrations)` },
+  { pattern: "media", match: "dir", class: "imported", target: "media", reason: `legacy media files (→ media_blobs)` },
+  { pattern: "acp/event-ledger.json", class: "imported", target: "acp-event-ledger", reason: `ACP replay ledger (→ acp_replay_sessions, acp_replay_events)` },
+  { pattern: "settings/voicewake.json", class: "imported", target: "voicewake-triggers", reason: `Voice Wake triggers (→ voicewake_triggers)` },
+  { pattern: "settings/voicewake-routing.json", class: "imported", target: "voicewake-routing", reason: `Voice Wake routing (→ voicewake_routing_config, voicewake_routing_routes)` },
+  { pattern: "**/plugin-binding-approvals.json", class: "imported", target: "plugin-binding-approvals", reason: `plugin binding approvals (→ plugin_binding_approvals)` },
+  { pattern: "restart-sentinel.json", class: "imported", target: "restart-sentinel", reason: `gateway restart sentinel (→ gateway_restart_sentinel)` },
   { pattern: "gateway-restart-intent.json", class: "core", target: "gateway_restart_intent", reason: `gateway restart intent` },
   { pattern: "gateway-supervisor-restart-handoff.json", class: "core", target: "gateway_restart_handoff", reason: `gateway supervisor restart handoff` },
-  { pattern: "**/process-leases.json", class: "core", target: "plugin_state_entries acpx/process-leases", reason: `ACPX process leases` },
+  { pattern: "**/process-leases.json", class: "imported", target: "acpx-process-leases", reason: `ACPX process leases (→ plugin_state_entries acpx/process-leases)` },
   { pattern: "**/device-pair-notify.json", class: "core", target: "plugin_state_entries (device pairing notifications)", reason: `device pairing notification subscribers` },
   { pattern: "crestodian/rescue-pending", match: "dir", class: "core", target: "plugin_state_entries (Crestodian rescue approvals)", reason: `pending Crestodian rescue approvals` },
   { pattern: "plugins/phone-control/armed.json", class: "core", target: "plugin_state_entries phone-control/arm-state", reason: `Phone Control arm state` },
@@ -280,7 +281,7 @@ export function isOnLegacyPath(relativeDir: string): LegacyPathRule | null {
 
 /** Transcript-dir names that are not transcripts (trajectory and ACP-stream sidecars). */
 export function isTranscriptSidecar(name: string): boolean {
-  return name.endsWith(".trajectory.jsonl") || name.endsWith(".acp-stream.jsonl");
+  return SIDECAR_SUFFIXES.some((suffix) => name.endsWith(suffix));
 }
 
 /**

@@ -100,6 +100,11 @@ function trimCr(buf: Buffer, start: number, end: number): number {
   return end > start && buf[end - 1] === CR ? end - 1 : end;
 }
 
+/** Where line 1's text starts: past a UTF-8 byte-order mark (some editors write one; JSON.parse rejects it). */
+export function skipBom(buf: Buffer, start: number, end: number, lineNo: number): number {
+  return lineNo === 1 && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf ? start + 3 : start;
+}
+
 /** True when the line holds only spaces/tabs (or nothing): such lines carry no record. */
 export function isBlankLine(buf: Buffer, start: number, end: number): boolean {
   for (let i = start; i < end; i += 1) {

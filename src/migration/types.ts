@@ -10,6 +10,8 @@ export type SourceKind =
   // Agent databases (data plane).
   | "sessions-index"
   | "transcript"
+  | "trajectory"
+  | "acp-stream"
   // Global database (control plane).
   | "cron-jobs"
   | "cron-state"
@@ -38,7 +40,22 @@ export type SourceKind =
   | "config-audit"
   | "audit-log"
   | "plugin-installs"
-  | "workspace-state";
+  | "workspace-state"
+  // Issue 13 item 2 (importers/channel-pairing.ts, node-and-push.ts, gateway-settings.ts, acp-ledger.ts, media.ts, sqlite-sidecars.ts).
+  | "channel-allow-from"
+  | "channel-pairing"
+  | "node-host-config"
+  | "web-push-subscriptions"
+  | "web-push-vapid-keys"
+  | "apns-registrations"
+  | "voicewake-triggers"
+  | "voicewake-routing"
+  | "plugin-binding-approvals"
+  | "restart-sentinel"
+  | "acpx-process-leases"
+  | "acp-event-ledger"
+  | "media"
+  | "sqlite-sidecar";
 
 /** Which database an importer writes: the source's agent database, or the global (control-plane) one. */
 export type TargetDatabase = "agent" | "global";
@@ -237,6 +254,11 @@ interface SourceImporterBase {
   inspect(source: DetectedSource, ctx: DetectContext): SourceInspection;
   /** Cross-source rules once every source is inspected (duplicate session ids, orphan notes). */
   finalize?(own: PlannedSource[], facts: PlanFacts): void;
+  /**
+   * `delete-after-backup`: once imported, the source is deleted rather than moved under migrated/<run>/ when the
+   * run took its verified backup (the archive keeps the copy); without a backup it is moved as usual.
+   */
+  readonly retire?: "delete-after-backup";
 }
 
 export interface AgentSourceImporter extends SourceImporterBase {

@@ -8,8 +8,8 @@ import { makeTempState, repoRoot, runBin } from "../helpers/temp-state.js";
 
 /**
  * The expected class of every path of the fixture (plus the special entries the test adds). `imported` means
- * an importer of the registry picks it up; the lead moves rows to `imported` as importers are added (pairing,
- * node.json, push, APNs, media, ACP ledger, voicewake, binding approvals, sidecars).
+ * an importer of the registry picks it up; `skipped` means an importer detects it and leaves it in place with a
+ * reason (the plan names it, doctor reports it).
  */
 const EXPECTED: Record<string, string> = {
   // imported by this tool
@@ -39,20 +39,23 @@ const EXPECTED: Record<string, string> = {
   "tui/last-session.json": "imported",
   "update-check.json": "imported",
   "workspace/.openclaw/workspace-state.json": "imported",
-  // core legacy state without an importer in this branch
-  "acp/event-ledger.json": "core",
-  "agents/main/sessions/s-main.acp-stream.jsonl": "core",
-  "agents/main/sessions/s-main.trajectory.jsonl": "core",
-  "credentials/telegram-allowFrom.json": "core",
-  "credentials/telegram-pairing.json": "core",
-  "media": "core",
-  "node.json": "core",
-  "plugin-binding-approvals.json": "core",
-  "push/apns-registrations.json": "core",
-  "push/vapid-keys.json": "core",
-  "push/web-push-subscriptions.json": "core",
-  "settings/voicewake-routing.json": "core",
-  "settings/voicewake.json": "core",
+  "acp/event-ledger.json": "imported",
+  "agents/main/sessions/s-main.trajectory.jsonl": "imported",
+  "credentials/telegram-allowFrom.json": "imported",
+  "credentials/telegram-pairing.json": "imported",
+  "media/inbound/photo-1.png": "imported",
+  "node.json": "imported",
+  "plugin-binding-approvals.json": "imported",
+  "push/apns-registrations.json": "imported",
+  "push/vapid-keys.json": "imported",
+  "push/web-push-subscriptions.json": "imported",
+  "settings/voicewake-routing.json": "imported",
+  "settings/voicewake.json": "imported",
+  // added by the test: a real never-shipped sidecar database (deleted after the verified backup)
+  "tasks/runs.sqlite": "imported",
+  // detected by an importer, then left in place with a reason (named by doctor, never imported)
+  "agents/main/sessions/s-main.acp-stream.jsonl": "skipped",
+  "plugin-state/state.sqlite": "skipped",
   // owned by plugins' own migrations
   "matrix": "plugin",
   "msteams-conversations.json": "plugin",
@@ -64,7 +67,6 @@ const EXPECTED: Record<string, string> = {
   "agents/main/sessions/s-main.jsonl.lock": "discard",
   "cache": "discard",
   "gateway.1a2b3c.lock": "discard",
-  "plugin-state/state.sqlite": "discard",
   // archived leftover
   "agents/main/sessions/s-main-old.jsonl.reset.2025-12-31T00-00-00.000Z": "archived",
   // current state
@@ -102,6 +104,8 @@ function kitchenSink(): ReturnType<typeof makeTempState> {
   fs.mkdirSync(path.join(state.stateDir, "agents/work"), { recursive: true });
   fs.symlinkSync(outside, path.join(state.stateDir, "agents/work/sessions"));
   expect(spawnSync("mkfifo", [path.join(state.stateDir, "devices/pending.json")]).status).toBe(0);
+  fs.mkdirSync(path.join(state.stateDir, "tasks"));
+  expect(spawnSync("sqlite3", [path.join(state.stateDir, "tasks/runs.sqlite"), "CREATE TABLE runs (id TEXT)"]).status).toBe(0);
   return state;
 }
 
@@ -128,7 +132,7 @@ describe("kitchen sink", () => {
     expect(plan.code, plan.stderr).toBe(0);
     const doc = JSON.parse(plan.stdout).plan;
     const got: Record<string, string> = {};
-    for (const s of doc.sources as Array<{ relativePath: string }>) got[s.relativePath] = "imported";
+    for (const s of doc.sources as Array<{ relativePath: string; action: string }>) got[s.relativePath] = s.action === "skip" ? "skipped" : "imported";
     for (const e of [...doc.inventory.entries, ...doc.inventory.current] as JsonEntry[]) got[e.relativePath] = e.class;
     for (const [p, cls] of Object.entries(EXPECTED)) expect(got[p], p).toBe(cls);
     for (const f of fixtureFiles(stateDir)) expect(expectedFor(f), f).toBeDefined();
@@ -142,7 +146,6 @@ describe("kitchen sink", () => {
       if (cls === "imported" || cls === "current") continue;
       expect(doctor.stdout, `${p} (${cls})`).toContain(p);
     }
-    expect(doctor.stdout).toMatch(/! \d+ core legacy file\(s\) this tool does not import yet/);
     expect(doctor.stdout).toMatch(/! 6 legacy file\(s\) owned by plugins' own migrations .*Matrix.*Telegram/);
     expect(doctor.stdout).not.toMatch(/No legacy state left/);
   });
@@ -155,14 +158,19 @@ describe("kitchen sink", () => {
     expect(doc.ok).toBe(true);
     const imported = Object.entries(EXPECTED).filter(([, c]) => c === "imported").map(([p]) => p);
     const outcomes = doc.migration.run.sources as Array<{ relativePath: string; status: string }>;
-    expect(outcomes.map((o) => o.relativePath).sort()).toEqual(imported.sort());
+    expect(outcomes.filter((o) => o.status !== "skipped").map((o) => o.relativePath).sort()).toEqual(imported.sort());
+    const skipped = Object.entries(EXPECTED).filter(([, c]) => c === "skipped").map(([p]) => p);
+    expect(outcomes.filter((o) => o.status === "skipped").map((o) => o.relativePath).sort()).toEqual(skipped.sort());
     expect(outcomes.filter((o) => o.status === "failed")).toEqual([]);
     for (const p of imported) expect(fs.existsSync(path.join(stateDir, p)), p).toBe(false);
     for (const [p, cls] of Object.entries(EXPECTED)) {
       if (cls !== "imported" && cls !== "current") expect(fs.existsSync(path.join(stateDir, p)) || fs.lstatSync(path.join(stateDir, p)).isSymbolicLink(), p).toBe(true);
     }
     const after = await runBin(["doctor", "--json"], env, { timeoutMs: 30_000 });
-    const left = (JSON.parse(after.stdout).migration.plan.inventory.entries as JsonEntry[]).map((e) => e.relativePath);
+    const afterPlan = JSON.parse(after.stdout).migration.plan;
+    const left = [...(afterPlan.inventory.entries as JsonEntry[]).map((e) => e.relativePath), ...(afterPlan.sources as Array<{ relativePath: string; action: string }>).filter((x) => x.action === "skip").map((x) => x.relativePath)];
     for (const [p, cls] of Object.entries(EXPECTED)) if (!["imported", "current"].includes(cls)) expect(left, p).toContain(p);
+    const doctor = await runBin(["doctor"], env, { timeoutMs: 30_000 });
+    for (const [p, cls] of Object.entries(EXPECTED)) if (!["imported", "current"].includes(cls)) expect(doctor.stdout, p).toContain(p);
   });
 });

@@ -34,12 +34,8 @@ export function expectLedger(paths: StatePaths, run: MigrationRunResult, kind: S
   }
 }
 
-/**
- * Re-import by upsert: the retired files go back (renamed: same bytes and mtimes), the ledger forgets them,
- * and a second run must leave every table exactly as the first did.
- */
-export async function expectReimportIdempotent(paths: StatePaths, run: MigrationRunResult): Promise<void> {
-  const before = dumpState(paths);
+/** Puts a run's retired files back (same bytes and mtimes) and makes the ledger forget every source. */
+export function restoreRetired(paths: StatePaths, run: MigrationRunResult): void {
   for (const o of run.sources) {
     if (!o.retiredTo) continue;
     fs.mkdirSync(path.dirname(o.path), { recursive: true });
@@ -48,6 +44,15 @@ export async function expectReimportIdempotent(paths: StatePaths, run: Migration
   const db = new Database(paths.globalDbPath);
   db.prepare("DELETE FROM migration_sources").run();
   db.close();
+}
+
+/**
+ * Re-import by upsert: the retired files go back (renamed: same bytes and mtimes), the ledger forgets them,
+ * and a second run must leave every table exactly as the first did.
+ */
+export async function expectReimportIdempotent(paths: StatePaths, run: MigrationRunResult): Promise<void> {
+  const before = dumpState(paths);
+  restoreRetired(paths, run);
   const again = await migrate(paths);
   expect(again.run.sources.filter((o) => o.status === "imported" || o.status === "warning")).toHaveLength(run.sources.filter((o) => o.retiredTo).length);
   const after = dumpState(paths);

@@ -55,18 +55,18 @@ describe("inspect", () => {
 describe("inspect lists legacy state left behind", () => {
   it("counts sources waiting for doctor --fix and names each file that will not be imported (human and --json), read-only", async () => {
     const { env, stateDir } = makeTempState("migration/simple");
-    fs.writeFileSync(path.join(stateDir, "node.json"), "{}");
+    fs.writeFileSync(path.join(stateDir, "device-pair-notify.json"), "{}");
     fs.mkdirSync(path.join(stateDir, "telegram"));
     fs.writeFileSync(path.join(stateDir, "telegram", "update-offset-default.json"), "{}");
     const before = snapshotTree(stateDir);
     const human = await runInProcess(["inspect"], env);
     expect(human.stdout).toMatch(/Legacy sources: 3 waiting for `openclaw-state doctor --fix`/);
-    expect(human.stdout).toMatch(/! core — core legacy state this tool does not import: 1 file\(s\)\n\s+node\.json \(2 B\) — → node_host_config/);
+    expect(human.stdout).toMatch(/! core — core legacy state this tool does not import: 1 file\(s\)\n\s+device-pair-notify\.json \(2 B\) — → plugin_state_entries/);
     expect(human.stdout).toMatch(/! plugin — owned by a plugin's own migration: 1 file\(s\)\n\s+telegram\/ \(1 file\(s\)\) — Telegram/);
     const json = JSON.parse((await runInProcess(["inspect", "--json"], env)).stdout);
     expect(json.legacy.sources).toBe(3);
     expect(json.legacy.inventory.entries.map((e: { relativePath: string; class: string }) => [e.relativePath, e.class])).toEqual([
-      ["node.json", "core"],
+      ["device-pair-notify.json", "core"],
       ["telegram", "plugin"],
     ]);
     expect(snapshotTree(stateDir)).toEqual(before);

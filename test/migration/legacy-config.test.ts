@@ -143,7 +143,7 @@ describe("legacy config keys", () => {
     expect(JSON.parse(fs.readFileSync(path.join(stateDir, "openclaw.json"), "utf8"))).toEqual({ session: { reset: { idleMinutes: 20 } }, plugins: { entries: {} } });
     expect(run.changes.join("\n")).toMatch(/wrote plugins\.installs to .*plugins\/installs\.json/);
     expect(run.sources.map((s) => [s.relativePath, s.status])).toEqual([["plugins/installs.json", "imported"]]);
-    expect(rows(paths.globalDbPath, "SELECT entry_key FROM plugin_state_entries WHERE namespace = 'installs'")).toEqual([{ entry_key: "voice-call" }]);
+    expect(rows(paths.globalDbPath, "SELECT json_extract(install_records_json, '$.\"voice-call\".spec') AS spec FROM installed_plugin_index")).toEqual([{ spec: "@openclaw/voice-call@1.2.0" }]);
     // Nothing left: the next run has no config key, no source, and takes no backup.
     const again = await migrate(paths, { backup: true, takeBackup: backup });
     expect(again.run.sources).toEqual([]);

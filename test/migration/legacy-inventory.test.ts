@@ -22,18 +22,19 @@ function entry(plan: Awaited<ReturnType<typeof planMigration>>, rel: string) {
 describe("legacy inventory", () => {
   it("classifies by the seed's table and counts imported files from the registry's detection", async () => {
     const { paths, stateDir } = makeTempState("migration/simple");
-    write(stateDir, "node.json");
+    write(stateDir, "device-pair-notify.json");
     write(stateDir, "telegram/update-offset-default.json");
     write(stateDir, "qqbot/data/credential-backup-1.json");
     write(stateDir, "qqbot/known-users.json");
     write(stateDir, "tasks/runs.sqlite", "x");
     write(stateDir, "stray.bin", "x");
     const plan = await planMigration({ paths });
-    expect(plan.inventory.counts.imported).toBe(3); // sessions.json + two transcripts
-    expect(entry(plan, "node.json")).toMatchObject({ class: "core", target: "node_host_config", type: "file", sizeBytes: 3 });
+    expect(plan.inventory.counts.imported).toBe(4); // sessions.json, two transcripts, the sidecar database (detected, then skipped)
+    expect(entry(plan, "device-pair-notify.json")).toMatchObject({ class: "core", type: "file", sizeBytes: 3 });
     expect(entry(plan, "telegram")).toMatchObject({ class: "plugin", owner: "Telegram", type: "dir", files: 1 });
     expect(entry(plan, "qqbot")).toMatchObject({ class: "discard", owner: "QQBot", files: 2 });
-    expect(entry(plan, "tasks/runs.sqlite")).toMatchObject({ class: "discard", reason: expect.stringMatching(/never-shipped sidecar/) });
+    // Detected by the sidecar importer, which leaves a file that is not SQLite in place and says why.
+    expect(plan.sources.find((s) => s.relativePath === "tasks/runs.sqlite")).toMatchObject({ action: "skip", reason: expect.stringMatching(/not a SQLite database/) });
     expect(entry(plan, "stray.bin")).toMatchObject({ class: "unknown" });
     expect(entry(plan, "openclaw.json")).toMatchObject({ class: "current" });
     // The plugin dir is one entry: its files are not listed one by one.

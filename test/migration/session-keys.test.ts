@@ -11,7 +11,10 @@ describe("canonicalizeSessionKey", () => {
     ["main", "agent:ops:main"],
     ["Main", "agent:ops:main"],
     ["work", "agent:ops:main"],
-    ["agent:main:telegram:direct:1", "agent:main:telegram:direct:1"],
+    // agent:main:* in another agent's store is that agent's own (the runtime never reads it across agents).
+    ["agent:main:telegram:direct:1", "agent:ops:telegram:direct:1"],
+    ["agent:main:main", "agent:ops:main"],
+    ["agent:other:x", "agent:other:x"],
     ["Agent:Ops:Thing", "agent:ops:thing"],
     ["subagent:task-1", "agent:ops:subagent:task-1"],
     ["group:abc", "agent:ops:unknown:group:abc"],
@@ -20,6 +23,10 @@ describe("canonicalizeSessionKey", () => {
     ["  spaced  ", "agent:ops:spaced"],
   ])("%j → %j (agent ops, main key work)", (raw, expected) => {
     expect(canonicalizeSessionKey(raw, "ops", "work")).toBe(expected);
+  });
+
+  it("keeps agent:main:* in the main agent's own store", () => {
+    expect(canonicalizeSessionKey("agent:main:telegram:direct:1", "main")).toBe("agent:main:telegram:direct:1");
   });
 
   it("names orphans agent:<id>:orphan:<sessionId>", () => {

@@ -81,7 +81,7 @@ describe("sessions.json parsing", () => {
     expect(run.status).toBe("warning");
     const failed = run.sources.find((s) => s.kind === "sessions-index")!;
     expect(failed.status).toBe("failed");
-    expect(failed.reason).toMatch(/sessions\.json: not valid JSON or JSON5/);
+    expect(failed.reason).toMatch(/sessions\.json:3: invalid JSON: expected an object key \(read as JSON, JSONC and JSON5\); the file was left in place/);
     expect(fs.existsSync(index)).toBe(true);
     expect(run.sources.filter((s) => s.kind === "transcript").map((s) => s.status)).toEqual(["imported", "imported"]);
   });

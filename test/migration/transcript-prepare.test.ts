@@ -92,8 +92,8 @@ describe("transcripts parsed ahead vs streamed", () => {
     };
     const streamed = await runWith("off", make);
     const prepared = await runWith("inline", make);
-    expect(JSON.stringify(streamed.outcomes)).toMatch(/duplicate event id a/);
-    expect(JSON.stringify(streamed.outcomes)).toMatch(/idempotencyKey \\"k1\\" already used/);
+    expect(JSON.stringify(streamed.outcomes)).toMatch(/dup\.jsonl:3: duplicate event id/);
+    expect(JSON.stringify(streamed.outcomes)).toMatch(/dup\.jsonl:4: idempotencyKey already used/);
     expect(prepared).toEqual(streamed);
   });
 });
@@ -202,8 +202,8 @@ describe("first import (batched rows) vs re-import (row by row)", () => {
     expect(second.run.sources[0]).toMatchObject({ action: "changed-since-import" });
     const secondWarnings = second.run.sources[0]!.warnings.map((w) => w.replace(again.file, "<file>"));
 
-    expect(firstWarnings.some((w) => /duplicate event id e16/.test(w))).toBe(true);
-    expect(firstWarnings.some((w) => /idempotencyKey "k5" already used/.test(w))).toBe(true);
+    expect(firstWarnings.some((w) => /duplicate event id/.test(w))).toBe(true);
+    expect(firstWarnings.some((w) => /idempotencyKey already used/.test(w))).toBe(true);
     expect(secondWarnings).toEqual(firstWarnings);
     expect(snapshot(again.paths)).toEqual(snapshot(fresh.paths));
     expect((snapshot(fresh.paths) as { events: unknown[] }).events).toHaveLength(101);

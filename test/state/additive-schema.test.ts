@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { AGENT_SCHEMA_ADDITIVE_OBJECTS } from "../../src/state/generated/ddl.js";
 import { openAgentDatabase } from "../../src/state/state-databases.js";
 import { readSessionTranscriptVisibleMessageDelta } from "../../src/runtime/index.js";
-import { makeTempState, snapshotTree } from "../helpers/temp-state.js";
+import { makeTempState, runInProcess, snapshotTree } from "../helpers/temp-state.js";
 import { append, asLegacyV1, chain, createSession } from "../helpers/transcripts.js";
 
 function objects(state: ReturnType<typeof makeTempState>): string[] {
@@ -53,5 +53,29 @@ describe("@additive schema objects", () => {
     expect(objects(state)).toEqual([...AGENT_SCHEMA_ADDITIVE_OBJECTS].sort());
     const again = await readSessionTranscriptVisibleMessageDelta({ stateDir: state.stateDir, agentId: "main", sessionKey: "agent:main:main", sessionId: "s1", cursor: r.kind === "page" ? r.cursor : "" });
     expect(again).toMatchObject({ kind: "page", entries: [] });
+  });
+});
+
+describe("@additive objects of the global database", () => {
+  it("an older v1 global database gains them on the next write open, so the ACP ledger imports into it", async () => {
+    const { GLOBAL_SCHEMA_ADDITIVE_OBJECTS } = await import("../../src/state/generated/ddl.js");
+    const { openGlobalDatabase } = await import("../../src/state/state-databases.js");
+    const state = makeTempState("migration/acp-ledger");
+    // An existing v1 global database written before the @additive section existed.
+    const names = GLOBAL_SCHEMA_ADDITIVE_OBJECTS.map((n) => `'${n}'`).join(", ");
+    const old = openGlobalDatabase(state.paths, { mode: "write", create: true });
+    for (const name of GLOBAL_SCHEMA_ADDITIVE_OBJECTS.filter((n) => !n.endsWith("_idx")).reverse()) old.handle.exec(`DROP TABLE ${name}`);
+    const count = (db: typeof old) => (db.handle.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name IN (${names})`).get() as { n: number }).n;
+    expect(count(old)).toBe(0);
+    old.close();
+    const run = await runInProcess(["doctor", "--fix", "--yes", "--no-backup", "--json"], state.env);
+    expect(run.code).toBe(0);
+    const after = openGlobalDatabase(state.paths, { mode: "read" });
+    try {
+      expect(count(after)).toBe(GLOBAL_SCHEMA_ADDITIVE_OBJECTS.length);
+      expect((after.handle.prepare("SELECT count(*) AS n FROM acp_replay_sessions").get() as { n: number }).n).toBeGreaterThan(0);
+    } finally {
+      after.close();
+    }
   });
 });

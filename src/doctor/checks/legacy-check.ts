@@ -46,7 +46,8 @@ export function planFindings(plan: MigrationPlan, verbose: boolean): Finding[] {
     const pending = a.import + a["changed-since-import"] + a["already-imported"];
     const problems = sources.flatMap((s) => [
       ...s.notes.filter((n) => n.startsWith("will fail") || n.startsWith("the previous attempt")).map((n) => `${s.relativePath}: ${n}`),
-      ...(s.action === "skip" && s.attention ? [`${s.relativePath}: ${s.reason ?? "skipped"}`] : []),
+      // Every skipped source is named with its reason: it is legacy state left in place.
+      ...(s.action === "skip" ? [`${s.relativePath}: ${s.reason ?? "skipped"}`] : []),
     ]);
     const detail = verbose ? sources.map((s) => [fileLine(s), ...s.notes.map((n) => `    ${n}`)].join("\n")) : problems;
     findings.push({

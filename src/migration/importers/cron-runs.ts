@@ -7,11 +7,12 @@ import { isUtf8 } from "node:buffer";
 import crypto from "node:crypto";
 import path from "node:path";
 import { OperationError } from "../../core/errors.js";
-import { describeParseError } from "../../core/redact.js";
+import { describeLineParseError } from "../../core/redact.js";
 import type { GlobalDatabase } from "../../state/state-databases.js";
 import { listRegularFiles, sourceRelativePath } from "../inventory.js";
 import { assertUnchanged } from "../json-source.js";
-import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
+import { depthMessage, findExcessDepth } from "../json-depth.js";
+import { isBlankLine, skipBom, streamLines, withOpenFile } from "../line-stream.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportContext, ImportCounts, PlannedSource, SourceInspection } from "../types.js";
 import { epochMs, flag, int, obj, str } from "./coerce.js";
 import { cronStores, storeAtImport } from "./cron-jobs.js";
@@ -83,19 +84,20 @@ function importRuns(db: GlobalDatabase, source: PlannedSource, ctx: ImportContex
     streamLines(
       fd,
       file,
-      (buf, start, end, lineNo, terminated) => {
+      (buf, lineStart, end, lineNo, terminated) => {
+        const start = skipBom(buf, lineStart, end, lineNo);
         if (isBlankLine(buf, start, end)) return;
         // seq is the line's position among non-blank lines: a line skipped here leaves a gap, never a shift.
         seq += 1;
         const text = isUtf8(buf.subarray(start, end)) ? buf.toString("utf8", start, end) : null;
         let entry: Obj | null = null;
-        let problem = text === null ? "invalid UTF-8" : "";
-        if (text !== null) {
+        let problem = text === null ? "invalid UTF-8" : findExcessDepth(buf, start, end) !== 0 ? depthMessage() : "";
+        if (text !== null && problem === "") {
           try {
             entry = obj(JSON.parse(text));
             if (!entry) problem = "not a JSON object";
           } catch (error) {
-            problem = describeParseError(error, text);
+            problem = describeLineParseError(error, text);
           }
         }
         if (!entry) {

@@ -15,7 +15,14 @@ import { transcriptImporter } from "./transcript.js";
 import { conversationBindingsImporter } from "./conversation-bindings.js";
 import { deviceAuthImporter, deviceIdentityImporter, devicePairingImporter, nodePairingImporter } from "./devices.js";
 import { modelCatalogsImporter } from "./model-catalogs.js";
-import { auditLogsImporter, configAuditImporter, gatewayInstanceIdImporter, pluginInstallsImporter, ttsSettingsImporter } from "./plugin-state-files.js";
+import { acpxProcessLeasesImporter, auditLogsImporter, configAuditImporter, gatewayInstanceIdImporter, pluginInstallsImporter, ttsSettingsImporter } from "./plugin-state-files.js";
+import { acpEventLedgerImporter } from "./acp-ledger.js";
+import { channelAllowFromImporter, channelPairingImporter } from "./channel-pairing.js";
+import { pluginBindingApprovalsImporter, restartSentinelImporter, voicewakeRoutingImporter, voicewakeTriggersImporter } from "./gateway-settings.js";
+import { mediaImporter } from "./media.js";
+import { apnsRegistrationsImporter, nodeHostConfigImporter, webPushSubscriptionsImporter, webPushVapidKeysImporter } from "./node-and-push.js";
+import { sqliteSidecarImporter } from "./sqlite-sidecars.js";
+import { acpStreamImporter, trajectoryImporter } from "./trajectory.js";
 import { sandboxRegistryImporter } from "./sandbox-registry.js";
 import { commitmentsImporter, configHealthImporter, tuiLastSessionImporter, updateCheckImporter } from "./small-state.js";
 import { workspaceStateImporter } from "./workspace-state.js";
@@ -28,6 +35,9 @@ export const IMPORTERS: readonly SourceImporter[] = [
   // Agent databases.
   sessionsIndexImporter,
   transcriptImporter,
+  // Sidecars after the transcripts: run events attach to the session rows those wrote.
+  trajectoryImporter,
+  acpStreamImporter,
   // Global database. A store's jobs before its state (merged into the job rows) and its run logs.
   cronJobsImporter,
   cronStateImporter,
@@ -58,6 +68,21 @@ export const IMPORTERS: readonly SourceImporter[] = [
   auditLogsImporter,
   pluginInstallsImporter,
   workspaceStateImporter,
+  // Issue 13 item 2: access control first (pairing), then node/push, settings, ledgers, media, sidecars.
+  channelAllowFromImporter,
+  channelPairingImporter,
+  nodeHostConfigImporter,
+  webPushSubscriptionsImporter,
+  webPushVapidKeysImporter,
+  apnsRegistrationsImporter,
+  voicewakeTriggersImporter,
+  voicewakeRoutingImporter,
+  pluginBindingApprovalsImporter,
+  restartSentinelImporter,
+  acpxProcessLeasesImporter,
+  acpEventLedgerImporter,
+  mediaImporter,
+  sqliteSidecarImporter,
 ];
 
 export function importerFor(kind: SourceKind): SourceImporter {

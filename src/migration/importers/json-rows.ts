@@ -39,6 +39,11 @@ export interface RowsResult {
   /** Built from key names and counts only: never from values (these files can hold credentials). */
   warnings?: string[];
   notes?: string[];
+  /**
+   * Sets the file replaces whole: rows of `table` matching `where` are deleted before the upserts (a singleton
+   * config's positional rows, where a shorter list must not keep the old tail). Same transaction.
+   */
+  replace?: Array<{ table: keyof GlobalDB & string; where: Record<string, Cell> }>;
 }
 
 export interface SourceFacts {
@@ -90,7 +95,7 @@ export function readTextSource(file: string): JsonSource {
   const size = fs.statSync(file).size;
   if (size > MAX_JSON_SOURCE_BYTES) throw new OperationError("source_too_large", `${file} is ${size} bytes, more than this kind of file may be; it was left in place.`, { path: file });
   const bytes = fs.readFileSync(file);
-  return { value: bytes.toString("utf8"), sha256: sha256Of(bytes), sizeBytes: bytes.length };
+  return { value: bytes.toString("utf8").replace(/^\uFEFF/, ""), sha256: sha256Of(bytes), sizeBytes: bytes.length };
 }
 
 function mtimeOf(file: string): number {
@@ -148,6 +153,10 @@ export function jsonRowsImporter(spec: JsonRowsSpec): GlobalSourceImporter {
       assertUnchanged(source, parsed.sha256);
       const rows = dedupe(result.rows);
       const written: Record<string, number> = {};
+      for (const scope of result.replace ?? []) {
+        const cols = Object.keys(scope.where);
+        db.prepare(`DELETE FROM "${scope.table}" WHERE ${cols.map((c) => `"${c}" IS ?`).join(" AND ")}`).run(...Object.values(scope.where));
+      }
       for (const r of rows) {
         db.prepare(upsertSql(r)).run(...Object.values(r.values));
         written[r.table] = (written[r.table] ?? 0) + 1;

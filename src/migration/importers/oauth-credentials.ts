@@ -15,7 +15,8 @@ import { importLegacyCredentials, providerProfiles, verifyProfiles } from "./aut
 export const OAUTH_FILE = "oauth.json";
 
 /** The credentials dir as seen from the root being read (a legacy state dir about to move has its own). */
-function credentialsDir(ctx: DetectContext): string {
+/** The credentials dir as it is now: under the legacy root (a `~/.clawdbot`-style dir about to move) unless configured elsewhere. */
+export function credentialsDir(ctx: DetectContext): string {
   const fallback = path.join(ctx.paths.stateDir, "credentials");
   return path.resolve(ctx.paths.credentialsDir) === path.resolve(fallback) ? path.join(ctx.root, "credentials") : ctx.paths.credentialsDir;
 }

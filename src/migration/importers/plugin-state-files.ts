@@ -1,4 +1,5 @@
-// Importers for long-tail files with no typed table: plugin_state_entries under the owner's plugin id and namespace.
+// Importers for long-tail files: plugin_state_entries under the owner's plugin id and namespace, and the
+// installed-plugin index (its typed singleton row).
 import path from "node:path";
 import { OperationError } from "../../core/errors.js";
 import { isObject, sha256Of, shapeError } from "../json-source.js";
@@ -15,7 +16,11 @@ function entry(pluginId: string, namespace: string, key: string, value: unknown,
   });
 }
 
-/** `gateway-instance-id`: one line of text → plugin "gateway", namespace "instance", key "id". */
+/**
+ * `gateway-instance-id`: one line of text → plugin "acpx", namespace "gateway-instance", key "current", value
+ * {version: 1, id} (where the ACPX runtime looks). Earlier versions of this tool wrote it under gateway/instance/id,
+ * where nothing reads it: that row is removed in the same transaction.
+ */
 export const gatewayInstanceIdImporter = jsonRowsImporter({
   kind: "gateway-instance-id",
   label: { one: "legacy gateway instance id", many: "legacy gateway instance ids", records: "ids" },
@@ -26,7 +31,32 @@ export const gatewayInstanceIdImporter = jsonRowsImporter({
   rows(v, source) {
     const id = String(v).trim();
     if (!id || id.includes("\n")) throw new OperationError("invalid_shape", `${source.path}: expected one line holding the instance id; the file was left in place.`, { path: source.path });
-    return { records: 1, rows: [entry("gateway", "instance", "id", id, source.mtimeMs)] };
+    return {
+      records: 1,
+      rows: [entry("acpx", "gateway-instance", "current", { version: 1, id }, source.mtimeMs)],
+      replace: [{ table: "plugin_state_entries", where: { plugin_id: "gateway", namespace: "instance", entry_key: "id" } }],
+    };
+  },
+});
+
+/**
+ * `acpx/process-leases.json` ({version:1, leases:[{leaseId, gatewayInstanceId, sessionKey, rootPid, state, …}]}) →
+ * plugin "acpx", namespace "process-leases", one row per lease keyed by its id (the runtime reaps stale ones).
+ */
+export const acpxProcessLeasesImporter = jsonRowsImporter({
+  kind: "acpx-process-leases",
+  label: { one: "legacy ACPX process lease file", many: "legacy ACPX process lease files", records: "leases" },
+  targetTable: "plugin_state_entries",
+  targetTables: ["plugin_state_entries"],
+  detect: (ctx) => fileSource("acpx-process-leases", ctx.root, "acpx/process-leases.json"),
+  rows(v, source) {
+    const list = isObject(v) && Array.isArray(v.leases) ? v.leases : null;
+    if (!list) throw shapeError(source.path, 'an object with a "leases" array', v);
+    const rows = list
+      .filter((l): l is Record<string, unknown> => isObject(l) && typeof l.leaseId === "string" && l.leaseId.trim() !== "")
+      .map((l) => entry("acpx", "process-leases", (l.leaseId as string).trim(), l, typeof l.startedAt === "number" ? Math.trunc(l.startedAt) : source.mtimeMs));
+    const skipped = list.length - rows.length;
+    return { records: list.length, rows, skipped, ...(skipped ? { warnings: [`${skipped} lease(s) without a leaseId were skipped`] } : {}) };
   },
 });
 
@@ -43,18 +73,47 @@ export const ttsSettingsImporter = jsonRowsImporter({
   },
 });
 
-/** `plugins/installs.json`: `{installs: {<pluginId>: record}}` (or a bare map) → plugin "plugins", namespace "installs", one key per plugin. */
+/**
+ * `plugins/installs.json` → the installed_plugin_index singleton row (where the runtime reads it). Current files
+ * are the whole index ({version, hostContractVersion, …, installRecords:{<pluginId>: record}, plugins:[…],
+ * diagnostics:[…]}); older ones a bare `{installs:{…}}` or `{<pluginId>: record}` map, kept as installRecords (the
+ * manifest cache is rebuilt by the runtime). Rows earlier versions of this tool wrote under plugins/installs/*
+ * (where nothing reads them) are removed in the same transaction.
+ */
 export const pluginInstallsImporter = jsonRowsImporter({
   kind: "plugin-installs",
   label: { one: "legacy plugin install index", many: "legacy plugin install indexes", records: "plugins" },
-  targetTable: "plugin_state_entries",
-  targetTables: ["plugin_state_entries"],
+  targetTable: "installed_plugin_index",
+  targetTables: ["installed_plugin_index"],
   detect: (ctx) => fileSource("plugin-installs", ctx.root, "plugins/installs.json"),
   rows(v, source) {
     if (!isObject(v)) throw shapeError(source.path, "an object", v);
-    const map = isObject(v.installs) ? v.installs : Object.fromEntries(Object.entries(v).filter(([k]) => k !== "version"));
-    const rows = Object.entries(map).map(([id, rec]) => entry("plugins", "installs", id, rec, source.mtimeMs));
-    return { records: rows.length, rows };
+    const whole = Array.isArray(v.plugins) || isObject(v.installRecords);
+    const records = whole ? (isObject(v.installRecords) ? v.installRecords : {}) : isObject(v.installs) ? v.installs : Object.fromEntries(Object.entries(v).filter(([k, r]) => k !== "version" && isObject(r)));
+    const text = (x: unknown): string | null => (typeof x === "string" && x !== "" ? x : null);
+    const int = (x: unknown): number | null => (typeof x === "number" && Number.isFinite(x) ? Math.trunc(x) : null);
+    return {
+      records: Object.keys(records).length,
+      rows: [
+        row("installed_plugin_index", ["index_key"], {
+          index_key: "default",
+          version: int(v.version) ?? 1,
+          host_contract_version: text(v.hostContractVersion),
+          compat_registry_version: text(v.compatRegistryVersion),
+          migration_version: int(v.migrationVersion),
+          policy_hash: text(v.policyHash),
+          generated_at_ms: int(v.generatedAtMs),
+          refresh_reason: text(v.refreshReason),
+          install_records_json: JSON.stringify(records),
+          plugins_json: JSON.stringify(whole && Array.isArray(v.plugins) ? v.plugins : []),
+          diagnostics_json: JSON.stringify(Array.isArray(v.diagnostics) ? v.diagnostics : []),
+          warning: text(v.warning),
+          updated_at_ms: source.mtimeMs,
+        }),
+      ],
+      replace: [{ table: "plugin_state_entries", where: { plugin_id: "plugins", namespace: "installs" } }],
+      ...(whole ? {} : { notes: ["an older install map without the manifest cache: the runtime rebuilds that part of the index"] }),
+    };
   },
 });
 

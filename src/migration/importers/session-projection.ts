@@ -44,6 +44,28 @@ export function normalizeLegacyEntry(entry: Obj): Obj {
   return out;
 }
 
+/** Every top-level field the projection reads (the writing pass builds only these; the rest streams into entry_json). */
+export const PROJECTED_FIELDS = [
+  "sessionId", "updatedAt", "agentHarnessId", "channel", "chatType", "deliveryContext", "displayName", "endedAt", "groupChannel", "room", "label",
+  "lastAccountId", "lastChannel", "lastProvider", "lastThreadId", "lastTo", "model", "modelOverride", "modelProvider", "origin", "parentSessionKey",
+  "providerOverride", "sessionEndedAt", "sessionStartedAt", "spawnedBy", "status", "subject",
+] as const;
+
+/** Left out of entry_json as the file has it: consumed (`origin`), file-era pointers, and the fields re-added normalized. */
+export const ENTRY_JSON_OMITTED = new Set<string>(["origin", ...FILE_ERA_FIELDS, "updatedAt", "sessionId", "lastProvider", "room"]);
+
+/**
+ * The keys entry_json gets at its end, normalized: the trimmed sessionId, `lastProvider` renamed `lastChannel` and
+ * `room` renamed `groupChannel` (when the current name is absent), and updatedAt. As a JSON fragment `"k":v,…`.
+ */
+export function entryJsonTail(fields: Record<string, unknown>, sessionId: string, updatedAt: number): string {
+  const extra: Obj = { sessionId };
+  if (fields.lastChannel === undefined && fields.lastProvider !== undefined) extra.lastChannel = fields.lastProvider;
+  if (fields.groupChannel === undefined && fields.room !== undefined) extra.groupChannel = fields.room;
+  extra.updatedAt = updatedAt;
+  return JSON.stringify(extra).slice(1, -1);
+}
+
 /** entry_json: the compatibility-shaped entry minus `origin` (consumed by the projection) and file-era pointers. */
 export function entryJsonFor(entry: Obj, updatedAt: number): string {
   const out: Obj = { ...entry, updatedAt };

@@ -1,102 +1,30 @@
 // Importer for legacy session indexes (`sessions.json`, SPEC §4.1): typed sessions, entries, routes, conversations.
-import { isUtf8 } from "node:buffer";
+//
+// Bounded memory whatever the index holds: a first streamed pass (session-index-scan.ts) resolves the keys from a
+// few facts per entry; the writing pass streams the file again and builds one winning entry at a time. Entries
+// whose session row is written later in the file are written by a third pass over just those.
 import crypto from "node:crypto";
 import fs from "node:fs";
-import { OperationError, describeError } from "../../core/errors.js";
-import { parseTolerantJson } from "../../core/tolerant-json.js";
+import { describeError, OperationError } from "../../core/errors.js";
 import { compareText } from "../inventory.js";
+import { streamObjectMembers } from "../json-object-stream.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
-import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource,  ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
-import { canonicalizeStore, isOrphanSessionKey, mainSessionKey, type CanonicalEntry, type KeyedEntry } from "./session-keys.js";
-import { conversationFor, deliveryRouteOf, entryJsonFor, isObject, normalizeLegacyEntry, sessionRowFor } from "./session-projection.js";
+import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
+import { entryUpdatedAt, keysOfMember, scanIndex, sessionKeys, type IndexScan } from "./session-index-scan.js";
+import { isOrphanSessionKey, mainSessionKey } from "./session-keys.js";
+import { conversationFor, deliveryRouteOf, ENTRY_JSON_OMITTED, entryJsonTail, normalizeLegacyEntry, PROJECTED_FIELDS, sessionRowFor } from "./session-projection.js";
 
 export const SESSIONS_INDEX_FILE = "sessions.json";
-/** An index is parsed as a whole (it is one JSON object); beyond this it is refused rather than risk memory. */
-export const MAX_INDEX_BYTES = 128 * 1024 * 1024;
 
 type Obj = Record<string, unknown>;
 
-export interface LoadedIndex {
-  sha256: string;
-  sizeBytes: number;
-  rawCount: number;
-  canonical: Map<string, CanonicalEntry<Obj>>;
-  /** sessionId → canonical keys pointing at it, in file order. */
-  keysBySession: Map<string, string[]>;
-  duplicates: string[];
-  seededMainFrom: string | null;
-  warnings: string[];
-  skipped: number;
-}
-
-/** Reads and parses the index: JSON first, then the tolerant reader (comments, trailing commas, single quotes, bare keys). */
-export function readIndexObject(file: string): { obj: Obj; sha256: string; sizeBytes: number } {
-  const size = fs.statSync(file).size;
-  if (size > MAX_INDEX_BYTES) {
-    throw new OperationError("index_too_large", `${file} is ${size} bytes, larger than the ${MAX_INDEX_BYTES / 1048576} MiB a session index may be; it was left in place.`, { path: file });
-  }
-  const bytes = fs.readFileSync(file);
-  const sha256 = crypto.createHash("sha256").update(bytes).digest("hex");
-  if (!isUtf8(bytes)) throw new OperationError("invalid_utf8", `${file}: not valid UTF-8; the file was left in place.`, { path: file });
-  const text = bytes.toString("utf8");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    try {
-      parsed = parseTolerantJson(text);
-    } catch (error) {
-      throw new OperationError("invalid_json", `${file}: not valid JSON or JSON5 (${describeError(error)}); the file was left in place.`, { path: file });
-    }
-  }
-  if (!isObject(parsed)) {
-    throw new OperationError("invalid_index", `${file}: expected an object mapping session keys to entries, found ${Array.isArray(parsed) ? "an array" : typeof parsed}; the file was left in place.`, { path: file });
-  }
-  return { obj: parsed, sha256, sizeBytes: bytes.length };
-}
-
-/** Parses, drops entries without a string sessionId, canonicalizes keys and groups keys by session. */
-export function loadIndex(file: string, agentId: string, mainKey: string, fallbackUpdatedAt: number, mainKeyExists: boolean): LoadedIndex {
-  const { obj, sha256, sizeBytes } = readIndexObject(file);
-  const warnings: string[] = [];
-  const items: KeyedEntry<Obj>[] = [];
-  let skipped = 0;
-  let missingUpdatedAt = 0;
-  for (const [rawKey, value] of Object.entries(obj)) {
-    if (!isObject(value) || typeof value.sessionId !== "string" || value.sessionId.trim() === "") {
-      skipped += 1;
-      warnings.push(`entry ${JSON.stringify(rawKey)} has no string sessionId; skipped`);
-      continue;
-    }
-    if (rawKey.trim() === "") {
-      skipped += 1;
-      warnings.push("entry with an empty key; skipped");
-      continue;
-    }
-    let updatedAt = value.updatedAt;
-    if (typeof updatedAt !== "number" || !Number.isFinite(updatedAt)) {
-      missingUpdatedAt += 1;
-      updatedAt = fallbackUpdatedAt;
-    }
-    items.push({ rawKey, entry: normalizeLegacyEntry({ ...value, sessionId: value.sessionId.trim() }), updatedAt: Math.trunc(updatedAt as number) });
-  }
-  if (missingUpdatedAt > 0) warnings.push(`${missingUpdatedAt} entr${missingUpdatedAt === 1 ? "y has" : "ies have"} no numeric updatedAt; the file's mtime was used`);
-  const store = canonicalizeStore(items, { agentId, mainKey, mainKeyExists });
-  const keysBySession = new Map<string, string[]>();
-  for (const [key, c] of store.entries) {
-    const id = c.entry.sessionId as string;
-    const list = keysBySession.get(id);
-    if (list) list.push(key);
-    else keysBySession.set(id, [key]);
-  }
-  return { sha256, sizeBytes, rawCount: Object.keys(obj).length, canonical: store.entries, keysBySession, duplicates: store.duplicates, seededMainFrom: store.seededMainFrom, warnings, skipped };
-}
+const KEPT = new Set<string>(PROJECTED_FIELDS);
 
 /** The key that owns the `sessions` row when several keys share a session id: main, else newest, else smallest. */
-function ownerKey(keys: string[], canonical: Map<string, CanonicalEntry<Obj>>, agentId: string): string {
+function ownerKey(keys: string[], scan: IndexScan, agentId: string): string {
   const main = mainSessionKey(agentId);
   if (keys.includes(main)) return main;
-  return [...keys].sort((a, b) => canonical.get(b)!.updatedAt - canonical.get(a)!.updatedAt || compareText(a, b))[0]!;
+  return [...keys].sort((a, b) => scan.winners.get(b)!.updatedAt - scan.winners.get(a)!.updatedAt || compareText(a, b))[0]!;
 }
 
 function fileMtime(file: string): number {
@@ -122,16 +50,17 @@ function inspect(source: DetectedSource, ctx: DetectContext): SourceInspection {
   // Detected from an agent's sessions dir: always has an agent.
   const agentId = source.agentId!;
   try {
-    const index = loadIndex(source.path, agentId, ctx.mainKey, Math.trunc(st.mtimeMs), false);
+    const index = scanIndex(source.path, { agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: Math.trunc(st.mtimeMs), mainKeyExists: false });
     const notes = [...index.duplicates, ...index.warnings];
     if (index.seededMainFrom) notes.push(`${mainSessionKey(agentId)} is absent: seeded from the newest direct entry ${JSON.stringify(index.seededMainFrom)} unless another index or the database has it`);
+    if (index.syntax === "json5") notes.push("JSON5 syntax (single quotes or unquoted keys): read whole, as files of this kind up to 16 MiB may be");
     return {
       sha256: index.sha256,
       sizeBytes: index.sizeBytes,
       records: index.rawCount,
       notes,
       referencedSessionIds: [...index.keysBySession.keys()],
-      hasMainKey: index.canonical.has(mainSessionKey(agentId)) && index.seededMainFrom === null,
+      hasMainKey: index.winners.has(mainSessionKey(agentId)) && index.seededMainFrom === null,
     };
   } catch (error) {
     // The plan still lists it: the import will fail the same way, be recorded, and leave the file in place.
@@ -148,7 +77,7 @@ function indexStatements(db: AgentDatabase) {
   const sessionCols = ["session_id", "session_key", "session_scope", "created_at", "updated_at", "started_at", "ended_at", "status", "chat_type", "channel", "account_id", "primary_conversation_id", "model_provider", "model", "agent_harness_id", "parent_session_key", "spawned_by", "display_name"] as const;
   return {
     sessionCols,
-    sessionOf: db.prepare("SELECT updated_at, session_key FROM sessions WHERE session_id = ?"),
+    sessionOf: db.prepare("SELECT updated_at, session_key, primary_conversation_id FROM sessions WHERE session_id = ?"),
     upsertSession: db.prepare(
       `INSERT INTO sessions (${sessionCols.join(", ")}) VALUES (${sessionCols.map(() => "?").join(", ")}) ON CONFLICT (session_id) DO UPDATE SET ${sessionCols.filter((c) => c !== "session_id").map((c) => `${c} = excluded.${c}`).join(", ")}`,
     ),
@@ -159,13 +88,14 @@ function indexStatements(db: AgentDatabase) {
       .prepare("SELECT conversation_id FROM conversations WHERE channel = ? AND ifnull(account_id, '') = ? AND kind = ? AND ifnull(peer_id, '') = ? AND ifnull(parent_conversation_id, '') = '' AND ifnull(thread_id, '') = ?")
       .pluck(),
     dropOtherPrimary: db.prepare("DELETE FROM session_conversations WHERE session_id = ? AND role = 'primary' AND conversation_id <> ?"),
-    upsertPrimary: db.prepare(
-      "INSERT INTO session_conversations (session_id, conversation_id, role, first_seen_at, last_seen_at) VALUES (?, ?, 'primary', ?, ?) ON CONFLICT (session_id, conversation_id, role) DO UPDATE SET last_seen_at = excluded.last_seen_at",
+    upsertLink: db.prepare(
+      "INSERT INTO session_conversations (session_id, conversation_id, role, first_seen_at, last_seen_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id, conversation_id, role) DO UPDATE SET last_seen_at = max(last_seen_at, excluded.last_seen_at)",
     ),
     hasSession: db.prepare("SELECT 1 FROM sessions WHERE session_id = ?").pluck(),
     entryUpdatedAt: db.prepare("SELECT updated_at FROM session_entries WHERE session_key = ?").pluck(),
+    // entry_json arrives as UTF-8 bytes re-serialized from the file's tokens: CAST stores them as TEXT.
     upsertEntry: db.prepare(
-      "INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at",
+      "INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) VALUES (?, ?, CAST(? AS TEXT), ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at",
     ),
     routeUpdatedAt: db.prepare("SELECT updated_at FROM session_routes WHERE session_key = ?").pluck(),
     upsertRoute: db.prepare(
@@ -174,82 +104,152 @@ function indexStatements(db: AgentDatabase) {
   };
 }
 
+type Statements = ReturnType<typeof indexStatements>;
+
+interface WriteState {
+  rows: { sessions: number; session_entries: number; session_routes: number; conversations: number; session_conversations: number };
+  keptNewer: number;
+  /** Keys whose session row did not exist yet when their entry came by: written by the deferred pass. */
+  deferred: Set<string>;
+}
+
+/** The conversation of a delivery route (created once by its natural identity) and its id. */
+function conversationId(st: Statements, state: WriteState, entry: Obj, route: NonNullable<ReturnType<typeof deliveryRouteOf>>, at: number): { id: string; kind: string } {
+  const conv = conversationFor(route, entry);
+  state.rows.conversations += st.insertConversation.run(conv.conversation_id, conv.channel, conv.account_id, conv.kind, conv.peer_id, conv.parent_conversation_id, conv.thread_id, conv.label, conv.metadata_json, at, at).changes;
+  const id = (st.findConversation.get(conv.channel, conv.account_id ?? "", conv.kind, conv.peer_id, conv.thread_id ?? "") as string | undefined) ?? conv.conversation_id;
+  return { id, kind: conv.kind };
+}
+
+/** The owner key's `sessions` row and primary link (a newer DB row wins, orphan placeholders always give way). */
+function writeSessionRow(st: Statements, state: WriteState, key: string, sessionId: string, entry: Obj, updatedAt: number, agentId: string): void {
+  const existing = st.sessionOf.get(sessionId) as { updated_at: number; session_key: string } | undefined;
+  if (existing && updatedAt < existing.updated_at && !isOrphanSessionKey(existing.session_key)) {
+    state.keptNewer += 1;
+    return;
+  }
+  const route = deliveryRouteOf(entry);
+  const row = sessionRowFor(sessionId, key, agentId, entry, updatedAt, route);
+  const primary = route ? conversationId(st, state, entry, route, updatedAt).id : null;
+  const values: Record<string, unknown> = { ...row, primary_conversation_id: primary };
+  st.upsertSession.run(...st.sessionCols.map((c) => values[c]));
+  state.rows.sessions += 1;
+  if (primary) {
+    st.dropOtherPrimary.run(sessionId, primary);
+    st.upsertLink.run(sessionId, primary, "primary", row.created_at, updatedAt);
+    state.rows.session_conversations += 1;
+  }
+}
+
+/** A key's entry and route (newest wins), and on a shared-main session its direct peer as a participant. */
+function writeKeyRows(st: Statements, state: WriteState, key: string, sessionId: string, entry: Obj, entryJson: Buffer, updatedAt: number, sharedMainPeer: boolean): void {
+  const entryAt = st.entryUpdatedAt.get(key) as number | undefined;
+  if (entryAt === undefined || updatedAt >= entryAt) {
+    st.upsertEntry.run(key, sessionId, entryJson, updatedAt);
+    state.rows.session_entries += 1;
+  } else {
+    state.keptNewer += 1;
+  }
+  const routeAt = st.routeUpdatedAt.get(key) as number | undefined;
+  if (routeAt === undefined || updatedAt >= routeAt) {
+    st.upsertRoute.run(key, sessionId, updatedAt);
+    state.rows.session_routes += 1;
+  }
+  if (!sharedMainPeer) return;
+  // Several direct peers share the agent's main session: each peer's conversation is linked as a participant.
+  const route = deliveryRouteOf(entry);
+  if (!route) return;
+  const conv = conversationId(st, state, entry, route, updatedAt);
+  const session = st.sessionOf.get(sessionId) as { primary_conversation_id: string | null } | undefined;
+  if (conv.kind !== "direct" || conv.id === session?.primary_conversation_id) return;
+  st.upsertLink.run(sessionId, conv.id, "participant", updatedAt, updatedAt);
+  state.rows.session_conversations += 1;
+}
+
 function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportContext): ImportCounts {
   const st = indexStatements(db);
   // The main key is seeded only when no store of the agent (this one, another index, the DB) has it.
   const mainExists = Boolean(source.mainKeyElsewhere) || st.routeUpdatedAt.get(mainSessionKey(ctx.agentId)) !== undefined;
-  const index = loadIndex(source.path, ctx.agentId, ctx.mainKey, fileMtime(source.path), mainExists);
+  const fallback = fileMtime(source.path);
+  const scanOptions = { agentId: ctx.agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: fallback, mainKeyExists: mainExists };
+  const index = scanIndex(source.path, scanOptions);
   if (source.sha256 !== null && index.sha256 !== source.sha256) {
     throw new OperationError("source_changed", `${source.path} changed since it was planned; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
   }
-  const rows = { sessions: 0, session_entries: 0, session_routes: 0, conversations: 0, session_conversations: 0 };
-  let keptNewer = 0;
-  const warnings = [...index.warnings];
+  const main = mainSessionKey(ctx.agentId);
+  // Most sessions have one key, which owns the row; the owner of a shared session is decided once.
+  const shared = new Map<string, string>();
+  const ownerOf = (sessionId: string): string => {
+    const keys = index.keysBySession.get(sessionId)!;
+    if (typeof keys === "string") return keys;
+    let owner = shared.get(sessionId);
+    if (owner === undefined) shared.set(sessionId, (owner = ownerKey(sessionKeys(index, sessionId), index, ctx.agentId)));
+    return owner;
+  };
+  const state: WriteState = { rows: { sessions: 0, session_entries: 0, session_routes: 0, conversations: 0, session_conversations: 0 }, keptNewer: 0, deferred: new Set() };
+
+  // Pass 2: the winning members, one at a time. Pass 3 (rare): keys whose session row came later in the file.
+  const writePass = (only: Set<string> | null): void => {
+    const wanted = (i: number, rawKey: string): string[] => keysOfMember(index, i, rawKey, scanOptions).filter((k) => only === null || only.has(k));
+    const read = streamObjectMembers(
+      source.path,
+      (m) => {
+        if (m.text === undefined) return;
+        const keys = wanted(m.index, m.key);
+        const sessionId = (m.fields.sessionId as string).trim();
+        // The projection reads only a few small fields; the entry itself streams into entry_json as bytes.
+        const entry = normalizeLegacyEntry({ ...m.fields, sessionId });
+        const updatedAt = entryUpdatedAt(m.fields.updatedAt, fallback);
+        for (const key of keys) {
+          const owner = ownerOf(sessionId);
+          if (key === owner && only === null) writeSessionRow(st, state, key, sessionId, entry, updatedAt, ctx.agentId);
+          if (st.hasSession.get(sessionId) === undefined) {
+            // Written when its session row exists (pass 3), or never when a newer DB row kept it out.
+            if (only === null && key !== owner) state.deferred.add(key);
+            continue;
+          }
+          writeKeyRows(st, state, key, sessionId, entry, m.text, updatedAt, owner === main && key !== owner);
+        }
+      },
+      {
+        expected: "an object mapping session keys to entries",
+        serialize: (i, rawKey) =>
+          wanted(i, rawKey).length === 0
+            ? null
+            : { omit: ENTRY_JSON_OMITTED, keep: KEPT, tail: (fields) => entryJsonTail(fields, String(fields.sessionId).trim(), entryUpdatedAt(fields.updatedAt, fallback)) },
+      },
+    );
+    if (read.sha256 !== index.sha256) throw new OperationError("source_changed", `${source.path} changed while it was imported; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
+  };
+  writePass(null);
+  if (state.deferred.size > 0) {
+    const later = state.deferred;
+    state.deferred = new Set();
+    writePass(later);
+  }
+
   const notes = [...index.duplicates];
-  if (index.seededMainFrom) notes.push(`seeded ${mainSessionKey(ctx.agentId)} from the newest direct entry ${JSON.stringify(index.seededMainFrom)}`);
-
-  for (const [sessionId, keys] of index.keysBySession) {
-    const owner = index.canonical.get(ownerKey(keys, index.canonical, ctx.agentId))!;
-    const existing = st.sessionOf.get(sessionId) as { updated_at: number; session_key: string } | undefined;
-    // A newer DB row wins over an older legacy one; orphan placeholders (from transcripts) always give way.
-    if (existing && owner.updatedAt < existing.updated_at && !isOrphanSessionKey(existing.session_key)) {
-      keptNewer += 1;
-      continue;
-    }
-    const route = deliveryRouteOf(owner.entry);
-    const row = sessionRowFor(sessionId, owner.key, ctx.agentId, owner.entry, owner.updatedAt, route);
-    let conversationId: string | null = null;
-    if (route) {
-      const conv = conversationFor(route, owner.entry);
-      rows.conversations += st.insertConversation.run(conv.conversation_id, conv.channel, conv.account_id, conv.kind, conv.peer_id, conv.parent_conversation_id, conv.thread_id, conv.label, conv.metadata_json, owner.updatedAt, owner.updatedAt).changes;
-      conversationId = (st.findConversation.get(conv.channel, conv.account_id ?? "", conv.kind, conv.peer_id, conv.thread_id ?? "") as string | undefined) ?? conv.conversation_id;
-    }
-    const values: Record<string, unknown> = { ...row, primary_conversation_id: conversationId };
-    st.upsertSession.run(...st.sessionCols.map((c) => values[c]));
-    rows.sessions += 1;
-    if (conversationId) {
-      st.dropOtherPrimary.run(sessionId, conversationId);
-      st.upsertPrimary.run(sessionId, conversationId, row.created_at, owner.updatedAt);
-      rows.session_conversations += 1;
-    }
-  }
-
-  for (const [key, c] of index.canonical) {
-    const sessionId = c.entry.sessionId as string;
-    if (st.hasSession.get(sessionId) === undefined) continue;
-    const entryAt = st.entryUpdatedAt.get(key) as number | undefined;
-    if (entryAt === undefined || c.updatedAt >= entryAt) {
-      st.upsertEntry.run(key, sessionId, entryJsonFor(c.entry, c.updatedAt), c.updatedAt);
-      rows.session_entries += 1;
-    } else {
-      keptNewer += 1;
-    }
-    const routeAt = st.routeUpdatedAt.get(key) as number | undefined;
-    if (routeAt === undefined || c.updatedAt >= routeAt) {
-      st.upsertRoute.run(key, sessionId, c.updatedAt);
-      rows.session_routes += 1;
-    }
-  }
-  if (keptNewer > 0) notes.push(`${keptNewer} row(s) kept as they were: the database holds newer data`);
+  if (index.seededMainFrom) notes.push(`seeded ${main} from the newest direct entry ${JSON.stringify(index.seededMainFrom)}`);
+  if (state.keptNewer > 0) notes.push(`${state.keptNewer} row(s) kept as they were: the database holds newer data`);
   return {
     records: index.rawCount,
-    rows,
+    rows: state.rows,
     skipped: index.skipped,
-    warnings,
+    warnings: index.warnings,
     notes,
-    expect: { keys: index.canonical.size, sessions: index.keysBySession.size },
+    expect: { keys: index.winners.size, sessions: index.keysBySession.size },
   };
 }
 
 /** Re-reads the index (still in place before retirement): every key has an entry and a route, every session a row. */
 function verify(db: AgentDatabase, source: PlannedSource, _expected: ImportCounts, ctx: AgentImportContext): string | null {
-  const index = loadIndex(source.path, ctx.agentId, ctx.mainKey, fileMtime(source.path), true);
+  const index = scanIndex(source.path, { agentId: ctx.agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: fileMtime(source.path), mainKeyExists: true });
   const st = indexStatements(db);
   const missing: string[] = [];
   for (const sessionId of index.keysBySession.keys()) {
     if (st.hasSession.get(sessionId) === undefined) missing.push(`session ${sessionId}`);
   }
-  for (const key of index.canonical.keys()) {
+  for (const key of index.winners.keys()) {
     if (st.entryUpdatedAt.get(key) === undefined) missing.push(`entry ${key}`);
     if (st.routeUpdatedAt.get(key) === undefined) missing.push(`route ${key}`);
   }

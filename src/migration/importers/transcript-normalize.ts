@@ -94,7 +94,7 @@ export class TranscriptNormalizer {
         delete out.firstKeptEntryIndex;
         const targetId = typeof target === "number" && Number.isInteger(target) && target > 0 && target < this.index ? this.v1Ids[target] : undefined;
         if (targetId) out.firstKeptEntryId = targetId;
-        else this.warnings.push(`line ${lineNo}: firstKeptEntryIndex ${JSON.stringify(target)} does not name an earlier entry; dropped`);
+        else this.warnings.push(`line ${lineNo}: firstKeptEntryIndex does not name an earlier entry; dropped`);
       }
       changed = true;
     }

@@ -3,7 +3,9 @@ import { isUtf8 } from "node:buffer";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { describeError, OpenclawStateError, OperationError } from "../../core/errors.js";
-import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
+import { describeLineParseError } from "../../core/redact.js";
+import { depthMessage, findExcessDepth } from "../json-depth.js";
+import { isBlankLine, skipBom, streamLines, withOpenFile } from "../line-stream.js";
 import { headerVersion, isSessionHeader, normalizeHeader, TranscriptNormalizer, type NormalizedEvent } from "./transcript-normalize.js";
 
 type Obj = Record<string, unknown>;
@@ -31,6 +33,12 @@ export interface TranscriptLineSink {
   dropped(lineNo: number): void;
 }
 
+/** Names a version this tool does not know: a number as such, anything else only by its type. */
+export function unsupportedVersion(version: unknown): string {
+  const what = typeof version === "number" && Number.isFinite(version) ? String(version) : `(a ${version === null ? "null" : Array.isArray(version) ? "array" : typeof version})`;
+  return `unsupported transcript version ${what}`;
+}
+
 export function transcriptLineError(file: string, lineNo: number, what: string): OperationError {
   return new OperationError("invalid_transcript", `${file}:${lineNo}: ${what}; the file was left in place.`, { path: file });
 }
@@ -45,19 +53,21 @@ export class TranscriptLineParser {
     private readonly sink: TranscriptLineSink,
   ) {}
 
-  line(buf: Buffer, start: number, end: number, lineNo: number, terminated: boolean): void {
+  line(buf: Buffer, lineStart: number, end: number, lineNo: number, terminated: boolean): void {
+    const start = skipBom(buf, lineStart, end, lineNo);
     if (isBlankLine(buf, start, end)) return;
     if (!isUtf8(buf.subarray(start, end))) {
       if (!terminated) return this.sink.dropped(lineNo);
       throw transcriptLineError(this.file, lineNo, "invalid UTF-8");
     }
+    if (findExcessDepth(buf, start, end) !== 0) throw transcriptLineError(this.file, lineNo, depthMessage());
     const text = buf.toString("utf8", start, end);
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch (error) {
       if (!terminated) return this.sink.dropped(lineNo);
-      throw transcriptLineError(this.file, lineNo, `invalid JSON (${describeError(error)})`);
+      throw transcriptLineError(this.file, lineNo, describeLineParseError(error, text));
     }
     if (typeof value !== "object" || value === null || Array.isArray(value)) throw transcriptLineError(this.file, lineNo, "expected a JSON object");
     this.records += 1;
@@ -65,7 +75,7 @@ export class TranscriptLineParser {
     if (this.normalizer === null) {
       if (!isSessionHeader(obj)) throw transcriptLineError(this.file, lineNo, 'missing session header (the first line must be {"type":"session",…})');
       const version = headerVersion(obj);
-      if (version === null) throw transcriptLineError(this.file, lineNo, `unsupported transcript version ${JSON.stringify(obj.version)}`);
+      if (version === null) throw transcriptLineError(this.file, lineNo, unsupportedVersion(obj.version));
       const header = normalizeHeader(obj, version);
       this.normalizer = new TranscriptNormalizer(version);
       return this.sink.header({ json: header.json, sessionId: header.sessionId, timestamp: header.timestamp, lineNo });

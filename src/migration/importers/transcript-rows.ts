@@ -16,12 +16,13 @@ export function identitiesInsertSql(rows: number): string {
   return `INSERT INTO transcript_event_identities (session_id, event_id, seq, event_type, has_parent, parent_id, message_idempotency_key, created_at) VALUES ${Array(rows).fill(IDENTITY_ROW).join(", ")} ON CONFLICT (session_id, event_id) DO NOTHING`;
 }
 
-export function duplicateIdWarning(file: string, lineNo: number, id: string): string {
-  return `${file}:${lineNo}: duplicate event id ${id}; the first one keeps the identity`;
+// Warnings name the line, never its content (ids and keys are copied from the file).
+export function duplicateIdWarning(file: string, lineNo: number): string {
+  return `${file}:${lineNo}: duplicate event id (an earlier line has it); the first one keeps the identity`;
 }
 
-export function reusedKeyWarning(file: string, lineNo: number, key: string): string {
-  return `${file}:${lineNo}: idempotencyKey ${JSON.stringify(key)} already used in this session; stored without it`;
+export function reusedKeyWarning(file: string, lineNo: number): string {
+  return `${file}:${lineNo}: idempotencyKey already used in this session; stored without it`;
 }
 
 /**
@@ -52,13 +53,13 @@ export class NewSessionRows {
     const { id } = event;
     if (id !== null) {
       if (this.seenIds.has(id)) {
-        this.warn(duplicateIdWarning(this.file, event.lineNo, id));
+        this.warn(duplicateIdWarning(this.file, event.lineNo));
       } else {
         this.seenIds.add(id);
         let key = event.idempotencyKey;
         if (key !== null) {
           if (this.seenKeys.has(key)) {
-            this.warn(reusedKeyWarning(this.file, event.lineNo, key));
+            this.warn(reusedKeyWarning(this.file, event.lineNo));
             key = null;
           } else {
             this.seenKeys.add(key);

@@ -3,14 +3,14 @@ import crypto from "node:crypto";
 import path from "node:path";
 import { OperationError } from "../../core/errors.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
-import { isBlankLine, streamLines, withOpenFile } from "../line-stream.js";
+import { isBlankLine, skipBom, streamLines, withOpenFile } from "../line-stream.js";
 import { compareText } from "../inventory.js";
-import { isTranscriptSidecar } from "../legacy-paths.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
 import { headerVersion, isSessionHeader, normalizeHeader } from "./transcript-normalize.js";
-import { missingHeaderError, preparedEvent, TranscriptLineParser, type TranscriptLineSink } from "./transcript-parse.js";
+import { missingHeaderError, preparedEvent, TranscriptLineParser, unsupportedVersion, type TranscriptLineSink } from "./transcript-parse.js";
 import { duplicateIdWarning, EVENT_ROW, NewSessionRows, reusedKeyWarning } from "./transcript-rows.js";
+import { SIDECAR_SUFFIXES } from "./trajectory.js";
 
 export const TRANSCRIPT_SUFFIX = ".jsonl";
 /** The planner keeps at most this much of the first line to read the header. */
@@ -27,7 +27,8 @@ function detect(ctx: DetectContext): DetectedSource[] {
   const found: DetectedSource[] = [];
   for (const dir of ctx.sessionsDirs) {
     for (const name of dir.files) {
-      if (!name.endsWith(TRANSCRIPT_SUFFIX) || name === TRANSCRIPT_SUFFIX || isTranscriptSidecar(name)) continue;
+      // Trajectory and ACP-stream sidecars end in .jsonl too: they are not transcripts (importers/trajectory.ts).
+      if (!name.endsWith(TRANSCRIPT_SUFFIX) || name === TRANSCRIPT_SUFFIX || SIDECAR_SUFFIXES.some((suffix) => name.endsWith(suffix))) continue;
       const rel = dir.legacyRoot ? `sessions/${name}` : `agents/${dir.agentId}/sessions/${name}`;
       found.push({ kind: "transcript", agentId: dir.agentId, path: `${dir.dir}/${name}`, relativePath: rel, legacyRoot: dir.legacyRoot });
     }
@@ -58,7 +59,8 @@ function inspect(source: DetectedSource): SourceInspection {
     streamLines(
       fd,
       source.path,
-      (buf, start, end, lineNo) => {
+      (buf, lineStart, end, lineNo) => {
+        const start = skipBom(buf, lineStart, end, lineNo);
         if (isBlankLine(buf, start, end)) return;
         records += 1;
         lastLine = lineNo;
@@ -83,6 +85,10 @@ function inspect(source: DetectedSource): SourceInspection {
   } catch {
     // Reported below as a missing header.
   }
+  if (!header && looksLikeRunEvent(first!)) {
+    // Classified by shape: a trajectory sidecar under a transcript's name is not a transcript that failed.
+    return { sha256, sizeBytes: result.bytes, records, notes: [], sessionId: stem, skipReason: "not a transcript: its first line is a run event (trajectory data, no session header); left in place — rename it to <sessionId>.trajectory.jsonl to import it as run events" };
+  }
   if (badLine !== 0 && badLine !== lastLine && badLine !== firstLine) notes.push(`will fail: ${source.path}:${badLine}: not a JSON object line`);
   if (!header) {
     notes.push(`will fail: ${source.path}:${firstLine}: missing session header`);
@@ -90,10 +96,20 @@ function inspect(source: DetectedSource): SourceInspection {
     const version = headerVersion(header);
     const normalized = normalizeHeader(header, version ?? 0);
     if (normalized.sessionId) sessionId = normalized.sessionId;
-    if (version === null) notes.push(`will fail: unsupported transcript version ${JSON.stringify(header.version)}`);
+    if (version === null) notes.push(`will fail: ${unsupportedVersion(header.version)}`);
     else if (version < 3) notes.push(`version ${version}: normalized to 3 on import`);
   }
   return { sha256, sizeBytes: result.bytes, records, notes, sessionId };
+}
+
+/** A trajectory event line: `{"type":"session.started", "ts":…, "runId":…}` (dotted event types, never "session"). */
+function looksLikeRunEvent(line: string): boolean {
+  try {
+    const v = JSON.parse(line) as unknown;
+    return typeof v === "object" && v !== null && !Array.isArray(v) && typeof (v as Obj).type === "string" && /^[a-z]+(\.[a-z_]+)+$/.test((v as Obj).type as string) && ("ts" in (v as Obj) || "runId" in (v as Obj));
+  } catch {
+    return false;
+  }
 }
 
 /** Duplicate session ids within an agent, and transcripts no index in this plan references. */
@@ -260,11 +276,11 @@ type IdentityParams = [string, string, number, string | null, number, string | n
 function insertIdentityRow(stmt: ReturnType<AgentDatabase["prepare"]>, params: IdentityParams, file: string, lineNo: number, warn: (t: string) => void): number {
   try {
     const changes = stmt.run(...params).changes;
-    if (changes === 0) warn(duplicateIdWarning(file, lineNo, params[1]));
+    if (changes === 0) warn(duplicateIdWarning(file, lineNo));
     return changes;
   } catch (error) {
     if ((error as { code?: string }).code !== "SQLITE_CONSTRAINT_UNIQUE" || params[6] === null) throw error;
-    warn(reusedKeyWarning(file, lineNo, params[6]));
+    warn(reusedKeyWarning(file, lineNo));
     const retry: IdentityParams = [...params];
     retry[6] = null;
     return stmt.run(...retry).changes;

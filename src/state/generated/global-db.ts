@@ -4,6 +4,25 @@ import type { ColumnType, Generated } from "kysely";
 // Columns with a default are Generated<T> (optional on insert).
 export type { ColumnType, Generated };
 
+export interface AcpReplayEventsTable {
+  session_id: string;
+  seq: number;
+  at: number;
+  session_key: string;
+  run_id: string | null;
+  update_json: string;
+}
+
+export interface AcpReplaySessionsTable {
+  session_id: string;
+  session_key: string;
+  cwd: string;
+  complete: number;
+  created_at: number;
+  updated_at: number;
+  next_seq: number;
+}
+
 export interface AgentDatabasesTable {
   agent_id: string;
   path: string;
@@ -314,6 +333,22 @@ export interface GatewayRestartSentinelTable {
   updated_at_ms: number;
 }
 
+export interface InstalledPluginIndexTable {
+  index_key: string;
+  version: number;
+  host_contract_version: string | null;
+  compat_registry_version: string | null;
+  migration_version: number | null;
+  policy_hash: string | null;
+  generated_at_ms: number | null;
+  refresh_reason: string | null;
+  install_records_json: string;
+  plugins_json: string;
+  diagnostics_json: string;
+  warning: string | null;
+  updated_at_ms: number;
+}
+
 export interface MacosPortGuardianRecordsTable {
   pid: number;
   port: number;
@@ -611,6 +646,8 @@ export interface WorkspaceSetupStateTable {
 }
 
 export interface GlobalDB {
+  acp_replay_events: AcpReplayEventsTable;
+  acp_replay_sessions: AcpReplaySessionsTable;
   agent_databases: AgentDatabasesTable;
   agent_model_catalogs: AgentModelCatalogsTable;
   apns_registrations: ApnsRegistrationsTable;
@@ -631,6 +668,7 @@ export interface GlobalDB {
   exec_approvals_config: ExecApprovalsConfigTable;
   flow_runs: FlowRunsTable;
   gateway_restart_sentinel: GatewayRestartSentinelTable;
+  installed_plugin_index: InstalledPluginIndexTable;
   macos_port_guardian_records: MacosPortGuardianRecordsTable;
   managed_outgoing_image_records: ManagedOutgoingImageRecordsTable;
   media_blobs: MediaBlobsTable;

@@ -62,17 +62,20 @@ describe("small state importers", () => {
     });
     const plugin = rows<{ plugin_id: string; namespace: string; entry_key: string; value_json: string }>(db, "SELECT plugin_id, namespace, entry_key, value_json FROM plugin_state_entries ORDER BY plugin_id, namespace, entry_key");
     expect(plugin.map((p) => [p.plugin_id, p.namespace, p.entry_key.replace(/:[0-9a-f]{16}$/, ":<hash>")])).toEqual([
+      // Where the ACPX runtime reads the gateway instance id.
+      ["acpx", "gateway-instance", "current"],
       ["core", "config-audit", "00000001:<hash>"],
       ["core", "config-audit", "00000002:<hash>"],
       ["crestodian", "audit", "00000001:<hash>"],
       ["crestodian", "audit", "00000003:<hash>"],
-      ["gateway", "instance", "id"],
-      ["plugins", "installs", "voice-call"],
       ["speech-core", "tts-preferences", "default"],
     ]);
-    expect(JSON.parse(plugin.find((p) => p.plugin_id === "gateway")!.value_json)).toBe("gw-7f3e2d1c");
+    expect(JSON.parse(plugin.find((p) => p.plugin_id === "acpx")!.value_json)).toEqual({ version: 1, id: "gw-7f3e2d1c" });
+    // plugins/installs.json is the installed-plugin index singleton row (an older install map: no manifest cache).
+    const index = rows<{ index_key: string; version: number; install_records_json: string; plugins_json: string }>(db, "SELECT index_key, version, install_records_json, plugins_json FROM installed_plugin_index");
+    expect(index.map((r) => [r.index_key, r.version, Object.keys(JSON.parse(r.install_records_json)), r.plugins_json])).toEqual([["default", 1, ["voice-call"], "[]"]]);
     expect(JSON.parse(plugin.find((p) => p.plugin_id === "speech-core")!.value_json)).toEqual({ provider: "elevenlabs", voice: "Rachel", auto: "inbound", maxLength: 1500 });
-    expect(JSON.parse(plugin[0]!.value_json)).toEqual({ ts: 1767000000000, event: "config.write", path: "openclaw.json", sha256: "aa11" });
+    expect(JSON.parse(plugin[1]!.value_json)).toEqual({ ts: 1767000000000, event: "config.write", path: "openclaw.json", sha256: "aa11" });
     expectLedger(paths, run, "update-check", "update_check_state", { "update-check.json": 1 });
     expectLedger(paths, run, "config-health", "config_health_entries", { "logs/config-health.json": 1 });
     expectLedger(paths, run, "tui-last-session", "tui_last_sessions", { "tui/last-session.json": 2 });
@@ -81,7 +84,7 @@ describe("small state importers", () => {
     expectLedger(paths, run, "tts-settings", "plugin_state_entries", { "settings/tts.json": 1 });
     expectLedger(paths, run, "config-audit", "plugin_state_entries", { "logs/config-audit.jsonl": 2 });
     expectLedger(paths, run, "audit-log", "plugin_state_entries", { "audit/crestodian.jsonl": 2 });
-    expectLedger(paths, run, "plugin-installs", "plugin_state_entries", { "plugins/installs.json": 1 });
+    expectLedger(paths, run, "plugin-installs", "installed_plugin_index", { "plugins/installs.json": 1 });
     await expectReimportIdempotent(paths, run);
   });
 

@@ -1,0 +1,122 @@
+// The streamed session index: repeated keys (newest wins, reported), shared-main peers as participants,
+// agent:main:* keys in another agent's store, JSONC vs JSON5 by size, entries written after their session row.
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { JSON5_MAX_BYTES } from "../../src/migration/json-object-stream.js";
+import { makeTempState } from "../helpers/temp-state.js";
+import { expectReimportIdempotent } from "../helpers/control-plane.js";
+import { agentDbFile, migrate, rows } from "../helpers/migration.js";
+
+type Row = Record<string, unknown>;
+
+describe("a raw key repeated in sessions.json", () => {
+  it("keeps the entry with the newer updatedAt (not the later one) and reports the repeat as a warning", async () => {
+    const { paths } = makeTempState("migration/duplicate-keys");
+    const { plan, run } = await migrate(paths);
+    expect(plan!.sources[0]!.records).toBe(3);
+    expect(plan!.sources[0]!.notes.join("\n")).toMatch(/key "agent:main:telegram:direct:\+1" appears more than once in the file; kept the one with the newer updatedAt/);
+    const outcome = run.sources[0]!;
+    expect(outcome.status).toBe("warning");
+    expect(outcome.warnings.join("\n")).toMatch(/appears more than once/);
+    expect(rows(agentDbFile(paths), "SELECT session_key, session_id, updated_at FROM session_routes ORDER BY session_key")).toEqual([
+      { session_key: "agent:main:telegram:direct:+1", session_id: "s-newer", updated_at: 900 },
+      { session_key: "agent:main:telegram:direct:+2", session_id: "s-two", updated_at: 10 },
+    ]);
+    // The losing entry's session is not created from it.
+    expect(rows(agentDbFile(paths), "SELECT session_id FROM sessions ORDER BY session_id").map((r) => r.session_id)).toEqual(["s-newer", "s-two"]);
+  });
+
+  it("with the same updatedAt keeps the later one, as JSON.parse would have", async () => {
+    const { paths, stateDir } = makeTempState();
+    const dir = path.join(stateDir, "agents/main/sessions");
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "sessions.json"), '{"k": {"sessionId": "first", "updatedAt": 5}, "k": {"sessionId": "second", "updatedAt": 5}}');
+    const { run } = await migrate(paths);
+    expect(run.sources[0]!.warnings.join()).toMatch(/kept the later one \(same updatedAt\)/);
+    expect(rows(agentDbFile(paths), "SELECT session_id FROM session_routes WHERE session_key = 'agent:main:k'")).toEqual([{ session_id: "second" }]);
+  });
+});
+
+describe("a shared-main direct session with several peers", () => {
+  it("links every peer's conversation: the main route as primary, the other direct peers as participants", async () => {
+    const { paths } = makeTempState("migration/shared-main-peers");
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("completed");
+    const db = agentDbFile(paths);
+    const links = rows<Row>(db, "SELECT sc.role, c.channel, c.peer_id FROM session_conversations sc JOIN conversations c USING (conversation_id) WHERE sc.session_id = 's-shared' ORDER BY sc.role, c.peer_id");
+    expect(links).toEqual([
+      { role: "participant", channel: "telegram", peer_id: "+15550002" },
+      { role: "participant", channel: "whatsapp", peer_id: "+15550003" },
+      // The peer whose conversation is the primary one is not linked twice.
+      { role: "primary", channel: "telegram", peer_id: "+15550001" },
+    ]);
+    expect(rows(db, "SELECT session_scope, session_key FROM sessions WHERE session_id = 's-shared'")).toEqual([{ session_scope: "shared-main", session_key: "agent:main:main" }]);
+    // A group session of the same agent keeps its single primary link.
+    expect(rows(db, "SELECT role FROM session_conversations WHERE session_id = 's-group'")).toEqual([{ role: "primary" }]);
+    // Importing the same file again changes nothing.
+    await expectReimportIdempotent(paths, run);
+  });
+
+  it("writes a peer whose entry comes before the main entry in the file (the session row is written later)", async () => {
+    const { paths, stateDir } = makeTempState();
+    const dir = path.join(stateDir, "agents/main/sessions");
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(
+      path.join(dir, "sessions.json"),
+      JSON.stringify({
+        "+15550002": { sessionId: "s", updatedAt: 200, lastChannel: "sms", lastTo: "+15550002" },
+        main: { sessionId: "s", updatedAt: 100, lastChannel: "sms", lastTo: "+15550001" },
+      }),
+    );
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("completed");
+    const db = agentDbFile(paths);
+    expect(rows(db, "SELECT session_key FROM session_entries ORDER BY session_key")).toEqual([{ session_key: "agent:main:+15550002" }, { session_key: "agent:main:main" }]);
+    expect(rows(db, "SELECT role FROM session_conversations ORDER BY role")).toEqual([{ role: "participant" }, { role: "primary" }]);
+  });
+});
+
+describe("agent:main:* keys in another agent's store", () => {
+  it("are translated to that agent; a clash with its own key follows the newest-updatedAt rule", async () => {
+    const { paths } = makeTempState("migration/agent-main-keys");
+    const { run } = await migrate(paths);
+    expect(run.sources[0]!.notes.join("\n")).toMatch(/"agent:ops:telegram:direct:\+15550009" and "agent:main:telegram:direct:\+15550009" both canonicalize to agent:ops:telegram:direct:\+15550009/);
+    const db = agentDbFile(paths, "ops");
+    expect(rows(db, "SELECT session_key, session_id FROM session_routes ORDER BY session_key")).toEqual([
+      { session_key: "agent:ops:main", session_id: "s-ops-main" },
+      { session_key: "agent:ops:telegram:direct:+15550009", session_id: "s-ops-dm-newer" },
+      { session_key: "agent:other:x", session_id: "s-other" },
+    ]);
+    expect(rows(db, "SELECT session_scope FROM sessions WHERE session_id = 's-ops-main'")).toEqual([{ session_scope: "shared-main" }]);
+    expect(rows(db, "SELECT count(*) AS n FROM session_routes WHERE session_key LIKE 'agent:main:%'")).toEqual([{ n: 0 }]);
+  });
+});
+
+describe("sessions.json syntax by size", () => {
+  // ~8 KB per entry: the file passes 16 MiB with ~2,000 entries.
+  const line = (i: number) => `  "k${i}": { "sessionId": "s${i}", "updatedAt": ${i}, "label": "${"x".repeat(8000)}" }, // entry ${i}\n`;
+
+  it("refuses JSON5-only syntax in an index over 16 MiB, naming the line and the rule", async () => {
+    const { paths, stateDir } = makeTempState();
+    const dir = path.join(stateDir, "agents/main/sessions");
+    fs.mkdirSync(dir, { recursive: true });
+    const count = Math.ceil((JSON5_MAX_BYTES + 64 * 1024) / line(0).length);
+    const body = Array.from({ length: count }, (_, i) => line(i)).join("");
+    fs.writeFileSync(path.join(dir, "sessions.json"), `{\n${body}  'quoted': { "sessionId": "q", "updatedAt": 1 }\n}\n`);
+    const { run } = await migrate(paths);
+    const failed = run.sources.find((s) => s.kind === "sessions-index")!;
+    expect(failed.status).toBe("failed");
+    expect(failed.reason).toMatch(new RegExp(`sessions\\.json:${count + 2}: invalid JSON: .*files over 16 MiB must be JSON; comments and trailing commas are accepted`));
+  });
+
+  it("fails a deeply nested entry with file:line", async () => {
+    const { paths, stateDir } = makeTempState();
+    const dir = path.join(stateDir, "agents/main/sessions");
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "sessions.json"), `{\n  "a": { "sessionId": "a", "updatedAt": 1 },\n  "b": { "sessionId": "b", "x":\n ${"[".repeat(3000)}${"]".repeat(3000)} }\n}\n`);
+    const { run } = await migrate(paths);
+    expect(run.sources[0]!.status).toBe("failed");
+    expect(run.sources[0]!.reason).toMatch(/sessions\.json:4: JSON nested deeper than 1000 levels; the file was left in place/);
+  });
+});
