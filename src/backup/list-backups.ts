@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { expandUserPath, type StatePaths } from "../state/paths.js";
 import { readBackupRuns } from "./backup-runs.js";
+import { ARCHIVE_NAME_PATTERN } from "./compression.js";
 import { ArchiveProblem, readArchiveManifest } from "./read-archive.js";
 
 export interface ListBackupsOptions {
@@ -55,7 +56,7 @@ export async function scanBackupDir(dir: string): Promise<FoundArchive[]> {
   }
   const found: FoundArchive[] = [];
   for (const name of names.sort()) {
-    if (!/\.(tar\.gz|tgz)$/i.test(name) || name.startsWith(".")) continue;
+    if (!ARCHIVE_NAME_PATTERN.test(name) || name.startsWith(".")) continue;
     const file = path.join(dir, name);
     let st: fs.Stats;
     try {

@@ -2,8 +2,8 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { pipeline } from "node:stream";
-import zlib from "node:zlib";
-import { describeError, NotFoundError } from "../core/errors.js";
+import { describeError } from "../core/errors.js";
+import { createDecompressor, isCorruptStreamError, sniffCompression, type Compression } from "./compression.js";
 import { MAX_MANIFEST_BYTES, ManifestProblem, validateManifest } from "./manifest.js";
 import { BLOCK, readTar, TarProblem, type TarBody, type TarEntry } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestFile, type ProgressCallback } from "./types.js";
@@ -33,31 +33,13 @@ export interface ArchivePassResult {
   bytes: number;
 }
 
-const GZIP_MAGIC = [0x1f, 0x8b];
 /** Per-entry allowance for header blocks (ustar + a pax record) when bounding the inflated size. */
 const HEADER_ALLOWANCE = BLOCK * 4;
 const SLACK = 1024 * 1024;
 
-function readMagic(file: string): Buffer {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, "r");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new NotFoundError(`Archive ${file} does not exist; check the path (\`openclaw-state backup list\` shows known archives).`, { path: file });
-    throw error;
-  }
-  try {
-    const buf = Buffer.alloc(2);
-    const n = fs.readSync(fd, buf, 0, 2, 0);
-    return buf.subarray(0, n);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /** The inflated stream, refused as soon as it grows past `limit()` bytes (decompression bombs never get far). */
-async function* inflate(file: string, limit: () => number): AsyncGenerator<Buffer> {
-  const gunzip = zlib.createGunzip({ chunkSize: 256 * 1024 });
+async function* inflate(file: string, compression: Compression, limit: () => number): AsyncGenerator<Buffer> {
+  const gunzip = createDecompressor(compression, file);
   const source = fs.createReadStream(file, { highWaterMark: 1024 * 1024 });
   pipeline(source, gunzip, () => undefined);
   let total = 0;
@@ -69,10 +51,7 @@ async function* inflate(file: string, limit: () => number): AsyncGenerator<Buffe
     }
   } catch (error) {
     if (error instanceof ArchiveProblem || error instanceof TarProblem || error instanceof ManifestProblem) throw error;
-    const code = (error as NodeJS.ErrnoException).code ?? "";
-    if (code.startsWith("Z_") || /unexpected end of file|incorrect header|invalid|too far back|checksum/i.test(describeError(error))) {
-      throw new ArchiveProblem(`the archive is truncated or corrupt (gzip: ${describeError(error)})`);
-    }
+    if (isCorruptStreamError(error)) throw new ArchiveProblem(`the archive is truncated or corrupt (${compression}: ${describeError(error)})`);
     throw error;
   } finally {
     gunzip.destroy();
@@ -120,10 +99,8 @@ const discard: TarBody = { write() {}, end() {} };
  * Throws ArchiveProblem naming the first problem; the sink's open file is aborted on any failure.
  */
 export async function readArchive(archivePath: string, sink: ArchiveSink, onProgress?: ProgressCallback, phase: "verify" | "extract" = "verify"): Promise<ArchivePassResult> {
-  const magic = readMagic(archivePath);
-  if (magic.length < 2 || magic[0] !== GZIP_MAGIC[0] || magic[1] !== GZIP_MAGIC[1]) {
-    throw new ArchiveProblem("the file is not a gzip archive (a backup is a .tar.gz written by `openclaw-state backup create`)");
-  }
+  const compression = sniffCompression(archivePath);
+  if (!compression) throw new ArchiveProblem("the file is not a gzip archive nor a zstd archive (a backup is a .tar.gz or .tar.zst written by `openclaw-state backup create`)");
   let limit = MAX_MANIFEST_BYTES + HEADER_ALLOWANCE + SLACK;
   let root: string | undefined;
   let manifest: BackupManifest | undefined;
@@ -208,7 +185,7 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
   };
 
   try {
-    await readTar(inflate(archivePath, () => limit), visitor);
+    await readTar(inflate(archivePath, compression, () => limit), visitor);
   } catch (error) {
     const pending = openSink as FileSink | null;
     if (pending) await pending.abort().catch(() => undefined);

@@ -124,7 +124,7 @@ describe("createBackup", () => {
     expect(path.dirname(bare.archivePath)).toBe(path.join(dir, "bare"));
   });
 
-  it("refuses an output inside the state dir, but allows and excludes <stateDir>/backups", async () => {
+  it("refuses an output inside the state dir, <stateDir>/backups included (reset --scope full would delete it)", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
     // Only the failed run's backup_runs row is written.
@@ -135,15 +135,22 @@ describe("createBackup", () => {
     };
     const before = tree();
     await expect(createBackup({ paths: state.paths, output: path.join(state.stateDir, "notes", "x.tar.gz") })).rejects.toBeInstanceOf(UsageError);
-    await expect(createBackup({ paths: state.paths, output: path.join(state.stateDir, "notes", "x.tar.gz"), dryRun: true })).rejects.toMatchObject({ code: "output_inside_source" });
+    await expect(createBackup({ paths: state.paths, output: path.join(state.stateDir, "notes", "x.tar.gz"), dryRun: true })).rejects.toMatchObject({ code: "output_inside_state" });
     expect(tree()).toEqual(before);
     expect(countRows(state.paths.globalDbPath, "backup_runs", "global")).toBe(1);
 
-    const first = await createBackup({ paths: state.paths, output: `${path.join(state.stateDir, "backups")}/` });
-    const second = await createBackup({ paths: state.paths, output: `${path.join(state.stateDir, "backups")}/` });
-    expect(second.manifest.assets[0]!.excluded).toEqual(["backups"]);
-    expect(second.manifest.files.some((f) => f.archivePath.includes("backups"))).toBe(false);
-    expect(fs.readdirSync(path.join(state.stateDir, "backups")).sort()).toEqual([path.basename(first.archivePath), path.basename(second.archivePath)].sort());
+    await expect(createBackup({ paths: state.paths, output: `${path.join(state.stateDir, "backups")}/` })).rejects.toMatchObject({ code: "output_inside_state", exitCode: 2 });
+    const viaEnv = { ...state.paths, backupDir: path.join(state.stateDir, "backups") };
+    await expect(createBackup({ paths: viaEnv })).rejects.toThrow(/OPENCLAW_BACKUP_DIR\) is inside the state dir/);
+    expect(fs.existsSync(path.join(state.stateDir, "backups"))).toBe(false);
+    expect(tree()).toEqual(before);
+
+    // A backups folder an operator made inside the state dir by hand is still left out of the state asset.
+    fs.mkdirSync(path.join(state.stateDir, "backups"));
+    fs.writeFileSync(path.join(state.stateDir, "backups", "old.tar.gz"), "x");
+    const outside = await createBackup({ paths: state.paths, verify: false });
+    expect(outside.manifest.assets[0]!.excluded).toEqual(["backups"]);
+    expect(outside.manifest.files.some((f) => f.archivePath.includes("backups"))).toBe(false);
   });
 
   it("--dry-run plans the same archive and writes nothing", async () => {

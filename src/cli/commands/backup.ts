@@ -1,5 +1,6 @@
 // `backup create|verify|restore|list|prune`: options → core backup functions → renderer.
 import type { Command } from "commander";
+import { parseCompression } from "../../backup/compression.js";
 import type { BackupProgressEvent } from "../../backup/types.js";
 import { ConsentRequiredError } from "../../core/errors.js";
 import { createCommandContext, type CliHost, type CommandContext } from "../context.js";
@@ -7,6 +8,8 @@ import type { Progress } from "../output.js";
 
 export interface BackupCreateCommandOptions {
   output?: string;
+  compression?: string;
+  reuse: boolean;
   verify: boolean;
   dryRun: boolean;
   onlyConfig: boolean;
@@ -69,13 +72,15 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
 
   backup
     .command("create")
-    .description("write a verified .tar.gz of the state dir (SQLite snapshots via VACUUM INTO), config, credentials and workspaces")
-    .option("--output <file|dir/>", "archive file, or a directory for the default name (default: <stateDir>-backups/)")
+    .description("write a verified .tar.zst/.tar.gz of the state dir (SQLite snapshots via VACUUM INTO), config, credentials and workspaces")
+    .option("--output <file|dir/>", "archive file (.tar.zst or .tar.gz), or a directory for the default name (default: <stateDir>-backups/)")
+    .option("--compression <zstd|gzip>", "archive compression (default: zstd on Node >= 22.15, else gzip; or the --output name's)")
+    .option("--no-reuse", "snapshot every database afresh, even one unchanged since the last verified archive")
     .option("--no-verify", "skip re-reading and verifying the finished archive")
     .option("--dry-run", "plan and check everything, write nothing", false)
     .option("--only-config", "back up only the config file", false)
     .option("--no-include-workspace", "leave the agent workspaces out")
-    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup create\n  $ openclaw-state backup create --output /mnt/backups/ --json")
+    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup create\n  $ openclaw-state backup create --output /mnt/backups/ --json\n  $ openclaw-state backup create --compression gzip   # readable by Node 20 and plain tar xzf")
     .action(async (opts: BackupCreateCommandOptions, command: Command) => {
       const ctx = createCommandContext(command, host);
       const [{ createBackup }, { renderBackupCreate }] = await Promise.all([import("../../backup/create-backup.js"), render()]);
@@ -83,6 +88,8 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
         createBackup({
           paths: ctx.paths,
           output: opts.output,
+          compression: opts.compression === undefined ? undefined : parseCompression(opts.compression),
+          reuse: opts.reuse,
           verify: opts.verify,
           dryRun: opts.dryRun,
           onlyConfig: opts.onlyConfig,
