@@ -30,7 +30,9 @@ export interface WrittenSegment {
 const COPY_CHUNK = 1024 * 1024;
 
 export class ParallelCompressor {
-  private parts: Buffer[] = [];
+  /** The block being filled, and blocks whose compression finished (reused: large buffers churn the GC). */
+  private block: Buffer | null = null;
+  private readonly spare: Buffer[] = [];
   private size = 0;
   /** Every write to `sink` runs on this chain, in submission order. */
   private chain: Promise<void> = Promise.resolve();
@@ -54,11 +56,13 @@ export class ParallelCompressor {
     return this.written;
   }
 
+  /** Copies `chunk` into the current block (the caller may reuse `chunk` once this resolves). */
   async write(chunk: Buffer): Promise<void> {
     let offset = 0;
     while (offset < chunk.length) {
+      this.block ??= this.spare.pop() ?? Buffer.allocUnsafeSlow(this.blockSize);
       const take = Math.min(this.blockSize - this.size, chunk.length - offset);
-      this.parts.push(take === chunk.length ? chunk : chunk.subarray(offset, offset + take));
+      chunk.copy(this.block, this.size, offset, offset + take);
       this.size += take;
       offset += take;
       if (this.size === this.blockSize) this.cut();
@@ -68,12 +72,16 @@ export class ParallelCompressor {
 
   /** Ends the current block early: the next byte starts a new gzip member / zstd frame. */
   cut(): void {
-    if (this.size === 0) return;
-    const block = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.size);
-    this.parts = [];
+    if (this.size === 0 || !this.block) return;
+    const buffer = this.block;
+    const job = compressBlock(this.options.compression, buffer.subarray(0, this.size), { level: this.options.level });
+    this.block = null;
     this.size = 0;
-    const job = compressBlock(this.options.compression, block, { level: this.options.level });
-    job.catch(() => undefined);
+    // The buffer is free again once the codec is done with it, written or not.
+    void job.then(
+      () => this.spare.push(buffer),
+      () => undefined,
+    );
     this.inFlight.push(this.enqueue(async () => this.emit(await job)));
   }
 
@@ -109,11 +117,11 @@ export class ParallelCompressor {
         const start = this.written;
         const hash = crypto.createHash("sha256");
         let done = 0;
+        const buf = Buffer.allocUnsafeSlow(COPY_CHUNK);
         while (done < from.length) {
-          const buf = Buffer.allocUnsafe(Math.min(COPY_CHUNK, from.length - done));
-          const { bytesRead } = await handle.read(buf, 0, buf.length, from.start + done);
+          const { bytesRead } = await handle.read(buf, 0, Math.min(COPY_CHUNK, from.length - done), from.start + done);
           if (bytesRead === 0) break;
-          const chunk = bytesRead === buf.length ? buf : buf.subarray(0, bytesRead);
+          const chunk = buf.subarray(0, bytesRead);
           hash.update(chunk);
           await this.emit(chunk);
           done += bytesRead;

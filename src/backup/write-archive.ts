@@ -14,7 +14,7 @@ import { fsyncDir } from "../state/private-fs.js";
 import type { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import type { DatabaseFileInfo } from "../state/sqlite-snapshot.js";
 import { databaseRecord } from "./manifest.js";
-import { ARCHIVE_EXTENSIONS, compressBlock, type Compression } from "./compression.js";
+import { compressBlock, type Compression } from "./compression.js";
 import { ParallelCompressor, type WrittenSegment } from "./parallel-compress.js";
 import { sourceFingerprint, stableFingerprint, type ReusableSnapshot, type ReuseCandidate, type SourceFingerprint } from "./snapshot-reuse.js";
 import { encodeEntryHeader, paddingFor, TAR_EOF } from "./tar-format.js";
@@ -65,11 +65,6 @@ interface Snapshot {
   info: Promise<DatabaseFileInfo>;
   /** The source's fingerprint when provably unchanged during the snapshot (else null: not reusable later). */
   fingerprint: Promise<SourceFingerprint | null>;
-}
-
-/** Exclusive 0600 create: an archive or temp file is never opened over an existing one. */
-export function openExclusive(file: string): Promise<fs.promises.FileHandle> {
-  return fs.promises.open(file, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, 0o600);
 }
 
 /**
@@ -123,10 +118,22 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     return started;
   };
 
-  // Not fsynced: the payload is copied into the archive, which is.
-  const payloadFile = path.join(stagingDir, `payload${ARCHIVE_EXTENSIONS[compression]}`);
-  const payload = await openExclusive(payloadFile);
-  const compressor = new ParallelCompressor((chunk) => writeFully(payload, chunk, null), { compression });
+  // The payload goes straight into the temp archive behind a reserved head region (see headFiller). The temp file
+  // is inside the staging dir (same file system as the archive): a killed run leaves nothing under the archive's
+  // own folder but the staging dir, which the next create sweeps.
+  const temp = path.join(stagingDir, `${path.basename(options.archivePath)}.tmp-${crypto.randomBytes(6).toString("hex")}`);
+  // Read-write: a manifest that outgrows its room moves the payload within the file.
+  const out = await fs.promises.open(temp, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_RDWR, 0o600);
+  const reserve = headReserve(entries);
+  let position = reserve;
+  const compressor = new ParallelCompressor(
+    async (chunk) => {
+      await writeFully(out, chunk, position);
+      position += chunk.length;
+    },
+    { compression },
+  );
+  const readBuffer = Buffer.allocUnsafeSlow(READ_CHUNK);
 
   /** Streams one file's entry (header, body, padding); `segment` makes the body a reusable run of blocks. */
   async function writeFile(entry: WalkFile, source: string, sizeHint: number | undefined, segment: boolean): Promise<{ file: ManifestFile; segment: Promise<WrittenSegment> | null } | null> {
@@ -147,10 +154,10 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       const hash = crypto.createHash("sha256");
       let done = 0;
       while (done < size) {
-        const buf = Buffer.allocUnsafe(Math.min(READ_CHUNK, size - done));
-        const { bytesRead } = await handle.read(buf, 0, buf.length, done);
+        // One read buffer for the whole run: the compressor copies each chunk before write() resolves.
+        const { bytesRead } = await handle.read(readBuffer, 0, Math.min(READ_CHUNK, size - done), done);
         if (bytesRead === 0) break;
-        const chunk = bytesRead === buf.length ? buf : buf.subarray(0, bytesRead);
+        const chunk = readBuffer.subarray(0, bytesRead);
         hash.update(chunk);
         done += bytesRead;
         bytesDone += bytesRead;
@@ -258,50 +265,121 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   }
 
   let payloadBytes: number;
-  try {
-    await writeTar();
-    payloadBytes = await compressor.end();
-  } finally {
-    await compressor.settle();
-    await payload.close().catch(() => undefined);
-    // Settle look-ahead snapshots (a failure may leave one running) before the staging dir goes away.
-    await Promise.allSettled([...snapshots.values()].flatMap((snap) => [snap.taken, snap.info, snap.fingerprint]));
-  }
-  const segments = (await Promise.all(reusable)).filter((r): r is ReusableSnapshot => r !== null);
-
-  const manifest = options.manifestFor(parts);
-  const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`, "utf8");
-  const head = await compressBlock(
-    compression,
-    Buffer.concat([
-      encodeEntryHeader({ path: `${root}/${MANIFEST_NAME}`, type: "File", size: manifestBytes.length, mode: 0o600, mtime: options.createdAt }),
-      manifestBytes,
-      paddingFor(manifestBytes.length),
-    ]),
-  );
-
-  options.onProgress?.({ phase: "finalize", bytesDone, bytesTotal, path: options.archivePath });
-  // Inside the staging dir (same file system as the archive): a killed run leaves nothing under the archive's own folder
-  // but the staging dir, which the next create sweeps.
-  const temp = path.join(stagingDir, `${path.basename(options.archivePath)}.tmp-${crypto.randomBytes(6).toString("hex")}`);
-  const out = await openExclusive(temp);
   let published = false;
   try {
-    await writeFully(out, head, null);
-    for await (const chunk of fs.createReadStream(payloadFile, { highWaterMark: READ_CHUNK })) await writeFully(out, chunk as Buffer, null);
+    try {
+      await writeTar();
+      payloadBytes = await compressor.end();
+    } finally {
+      await compressor.settle();
+      // Settle look-ahead snapshots (a failure may leave one running) before the staging dir goes away.
+      await Promise.allSettled([...snapshots.values()].flatMap((snap) => [snap.taken, snap.info, snap.fingerprint]));
+    }
+    const segments = (await Promise.all(reusable)).filter((r): r is ReusableSnapshot => r !== null);
+
+    const manifest = options.manifestFor(parts);
+    const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`, "utf8");
+    const head = await compressBlock(
+      compression,
+      Buffer.concat([
+        encodeEntryHeader({ path: `${root}/${MANIFEST_NAME}`, type: "File", size: manifestBytes.length, mode: 0o600, mtime: options.createdAt }),
+        manifestBytes,
+        paddingFor(manifestBytes.length),
+      ]),
+    );
+    options.onProgress?.({ phase: "finalize", bytesDone, bytesTotal, path: options.archivePath });
+    let payloadStart = reserve;
+    const filler = headFiller(compression, reserve - head.length);
+    if (filler) {
+      await writeFully(out, Buffer.concat([head, filler]), 0);
+    } else {
+      // The manifest outgrew its reserved room: move the payload right behind it (rare; costs one copy).
+      await moveRange(out, reserve, payloadBytes, head.length);
+      await writeFully(out, head, 0);
+      await out.truncate(head.length + payloadBytes);
+      payloadStart = head.length;
+    }
     await out.sync();
     await out.close();
     publishNoClobber(temp, options.archivePath);
     published = true;
+    const sizeBytes = fs.statSync(options.archivePath).size;
+    if (sizeBytes !== payloadStart + payloadBytes) {
+      throw new OperationError("archive_size_mismatch", `${options.archivePath} is ${sizeBytes} bytes, expected ${payloadStart + payloadBytes}; the disk may be failing.`, { path: options.archivePath });
+    }
+    const shifted = segments.map((s) => ({ ...s, segment: { ...s.segment, start: s.segment.start + payloadStart } }));
+    return { manifest, sizeBytes, reusable: shifted, reused };
   } finally {
     if (!published) {
       await out.close().catch(() => undefined);
       fs.rmSync(temp, { force: true });
     }
   }
-  const sizeBytes = fs.statSync(options.archivePath).size;
-  if (sizeBytes !== head.length + payloadBytes) throw new OperationError("archive_size_mismatch", `${options.archivePath} is ${sizeBytes} bytes, expected ${head.length + payloadBytes}; the disk may be failing.`, { path: options.archivePath });
-  fs.rmSync(payloadFile, { force: true });
-  const shifted = segments.map((s) => ({ ...s, segment: { ...s.segment, start: s.segment.start + head.length } }));
-  return { manifest, sizeBytes, reusable: shifted, reused };
+}
+
+/** Below this much data the payload is simply moved behind the manifest: the copy costs less than the padding. */
+const RESERVE_FROM_BYTES = 16 * 1024 * 1024;
+
+/** Room kept in front of the payload for the compressed manifest entry: generous for the entries to come. */
+function headReserve(entries: readonly WalkEntry[]): number {
+  const bytes = entries.reduce((n, e) => n + (e.type === "file" ? e.size : 0), 0);
+  if (bytes < RESERVE_FROM_BYTES) return 0;
+  const databases = entries.filter((e) => e.type === "file" && e.database).length;
+  return 16 * 1024 + entries.length * 160 + databases * 1024;
+}
+
+const ZSTD_SKIPPABLE_MAGIC = 0x184d2a50;
+/** A gzip member with an empty body and an `extra` field: 22 bytes plus the field. */
+const GZIP_FILLER_MIN = 22;
+const GZIP_EXTRA_MAX = 0xffff;
+
+/**
+ * Exactly `size` bytes that decompress to nothing, to fill the reserved head region behind the manifest: a zstd
+ * skippable frame, or empty gzip members whose header carries an `extra` field (RFC 1952 FEXTRA). gzip, zstd,
+ * GNU tar and Node skip both. Null when `size` cannot be filled (then the payload is moved instead).
+ */
+export function headFiller(compression: Compression, size: number): Buffer | null {
+  if (compression === "zstd") {
+    if (size < 8) return null;
+    const frame = Buffer.alloc(size);
+    frame.writeUInt32LE(ZSTD_SKIPPABLE_MAGIC, 0);
+    frame.writeUInt32LE(size - 8, 4);
+    return frame;
+  }
+  if (size < GZIP_FILLER_MIN) return null;
+  const members: Buffer[] = [];
+  let left = size;
+  while (left > 0) {
+    // Leave either nothing or a whole minimal member for the next round.
+    let take = Math.min(left, GZIP_FILLER_MIN + GZIP_EXTRA_MAX);
+    if (left - take > 0 && left - take < GZIP_FILLER_MIN) take -= GZIP_FILLER_MIN;
+    const xlen = take - GZIP_FILLER_MIN;
+    const member = Buffer.alloc(take);
+    member.set([0x1f, 0x8b, 8, 0x04, 0, 0, 0, 0, 0, 0xff], 0);
+    member.writeUInt16LE(xlen, 10);
+    if (xlen >= 4) {
+      // One subfield ("OC", zero bytes) filling the field.
+      member.set([0x4f, 0x43], 12);
+      member.writeUInt16LE(xlen - 4, 14);
+    }
+    member.set([0x03, 0x00], 12 + xlen);
+    members.push(member);
+    left -= take;
+  }
+  return Buffer.concat(members);
+}
+
+/** Copies `length` bytes at `from` to `to` within one file (overlapping ranges: in the safe direction). */
+async function moveRange(handle: fs.promises.FileHandle, from: number, length: number, to: number): Promise<void> {
+  const buf = Buffer.allocUnsafeSlow(READ_CHUNK);
+  const chunks = Math.ceil(length / READ_CHUNK);
+  for (let k = 0; k < chunks; k += 1) {
+    // Moving towards the start: front to back; towards the end: back to front.
+    const i = to < from ? k : chunks - 1 - k;
+    const offset = i * READ_CHUNK;
+    const n = Math.min(READ_CHUNK, length - offset);
+    const { bytesRead } = await handle.read(buf, 0, n, from + offset);
+    if (bytesRead !== n) throw new OperationError("archive_short_read", "The temp archive ended early while it was finished; the disk may be failing.", {});
+    await writeFully(handle, buf.subarray(0, n), to + offset);
+  }
 }
