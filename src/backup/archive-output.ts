@@ -74,16 +74,15 @@ export function resolveArchiveOutput(output: string | undefined, paths: StatePat
 }
 
 /**
- * Refuses an archive inside the state dir (`reset --scope full` would delete it with the state it could restore)
- * and inside any other backed-up path (it would end up inside itself), unless that is a backup dir.
+ * Refuses an archive inside the state dir (`reset --scope full` would delete it with the state it could restore),
+ * except in the configured backup dir, which reset never removes, and inside any other backed-up path (it would
+ * end up inside itself), unless that is a backup dir.
  */
-export function checkOutputLocation(output: ArchiveOutput, plan: AssetPlan, paths: StatePaths, explicitOutput: boolean): void {
+export function checkOutputLocation(output: ArchiveOutput, plan: AssetPlan, paths: StatePaths): void {
   const real = resolveRealish(output.archivePath);
-  const stateReal = resolveRealish(paths.stateDir);
-  if (isPathInside(stateReal, real)) {
-    const how = explicitOutput ? "--output" : "OPENCLAW_BACKUP_DIR";
+  if (isPathInside(resolveRealish(paths.stateDir), real) && !isPathInside(resolveRealish(paths.backupDir), real)) {
     throw new UsageError(
-      `The backup destination ${output.dir} (${how}) is inside the state dir ${paths.stateDir}, where \`reset --scope full\` would delete the archives with the state; write backups outside it (the default is ${paths.stateDir.replace(/[\\/]+$/, "")}-backups).`,
+      `The backup destination ${output.dir} is inside the state dir ${paths.stateDir}, where \`reset --scope full\` would delete the archives with the state; write backups outside it (the default is ${paths.stateDir.replace(/[\\/]+$/, "")}-backups).`,
       "output_inside_state",
       { path: output.archivePath },
     );

@@ -113,7 +113,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     plan = planAssets({ paths, onlyConfig: options.onlyConfig, includeWorkspace: options.includeWorkspace });
     if (plan.assets.length === 0) throw nothingToBackUp(paths, Boolean(options.onlyConfig));
     output = resolveArchiveOutput(options.output, paths, createdAt, options.compression);
-    checkOutputLocation(output, plan, paths, options.output !== undefined && options.output.trim() !== "");
+    checkOutputLocation(output, plan, paths);
   } catch (error) {
     // Refused before anything was written (output exists, inside a source, …): still a failed run.
     await recordFailure(null, error);

@@ -114,7 +114,7 @@ describe("openclaw-state backup (binary)", () => {
     const before = snapshotTree(state.root);
     const dry = await runInProcess(["backup", "create", "--dry-run"], state.env);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toMatch(/Dry run: would write .*openclaw-backup\.tar\.gz \(nothing was written\)/);
+    expect(dry.stdout).toMatch(/Dry run: would write .*openclaw-backup\.tar\.(gz|zst) \(nothing was written\)/);
     expect(dry.stdout).toMatch(/skipped credentials .*: missing/);
     expect(snapshotTree(state.root)).toEqual(before);
   });
