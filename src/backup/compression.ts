@@ -25,7 +25,7 @@ const ZSTD_C_CHECKSUM_FLAG = 201;
 const ZSTD_D_WINDOW_LOG_MAX = 100;
 /** Our frames hold one compression block (≤ 8 MiB); 2^24 leaves room and bounds a hostile frame's window. */
 const MAX_WINDOW_LOG = 24;
-const ZSTD_LEVEL = 3;
+const ZSTD_LEVEL = 1;
 
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
 const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
@@ -121,7 +121,7 @@ export function isCorruptStreamError(error: unknown): boolean {
 }
 
 export interface BlockCodecOptions {
-  /** gzip 1–9 (default 6), zstd 1–19 (default 3). */
+  /** gzip 1–9 (default 6), zstd 1–19 (default 1: on 2 cores it is what keeps a backup faster than restic; 3 saves ~1–4%). */
   level?: number;
 }
 
