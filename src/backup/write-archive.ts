@@ -1,11 +1,11 @@
 // Writes the archive (.tar.gz or .tar.zst): payload streamed (hashed on the way), manifest in front, atomic publish.
 //
 // The manifest must be the first tar entry (it caps every later entry when the archive is read back), but
-// it is only known once the payload has been hashed. So the payload is written first (as gzip members or
-// zstd frames, compressed in parallel blocks) in the staging dir; the archive is then [compressed manifest
-// entry] + [payload blocks], one valid gzip/zstd stream that gzip, zstd, GNU tar and Node read as one. Live
-// files are read exactly once. Each database body is a segment of whole blocks, so the next archive can copy
-// it as it is when the database did not change (see snapshot-reuse.ts).
+// it is only known once the payload has been hashed. So the payload (gzip members or zstd frames, compressed
+// in parallel blocks) is written first, behind a reserved region; the compressed manifest entry then goes in
+// front, padded to fill the region (headFiller). The result is one valid gzip/zstd stream that gzip, zstd,
+// GNU tar and Node read as one. Live files are read exactly once. Each database body is a segment of whole
+// blocks, so the next archive can copy it as it is when the database did not change (see snapshot-reuse.ts).
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -46,6 +46,8 @@ export interface WriteArchiveOptions {
   onProgress?: ProgressCallback;
   /** Builds the manifest from what was actually archived. */
   manifestFor(parts: PayloadParts): BackupManifest;
+  /** Bytes reserved in front of the payload for the manifest (default: estimated from the entries; tests force a move). */
+  headReserve?: number;
 }
 
 export interface WriteArchiveResult {
@@ -124,7 +126,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   const temp = path.join(stagingDir, `${path.basename(options.archivePath)}.tmp-${crypto.randomBytes(6).toString("hex")}`);
   // Read-write: a manifest that outgrows its room moves the payload within the file.
   const out = await fs.promises.open(temp, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_RDWR, 0o600);
-  const reserve = headReserve(entries);
+  const reserve = options.headReserve ?? headReserve(entries);
   let position = reserve;
   const compressor = new ParallelCompressor(
     async (chunk) => {
