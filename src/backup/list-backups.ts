@@ -30,6 +30,8 @@ export interface BackupListItem {
   manifestOk: boolean | null;
   databases: number | null;
   problem?: string;
+  /** e.g. "zstd_unsupported": the archive may be fine, this Node cannot read it. */
+  problemCode?: string;
 }
 
 export interface ListBackupsResult {
@@ -135,6 +137,7 @@ export async function listBackups(options: ListBackupsOptions): Promise<ListBack
       manifestOk: found ? found.manifestOk : null,
       databases: found?.databases ?? null,
       ...(found?.problem ? { problem: found.problem } : {}),
+      ...(found?.problemCode ? { problemCode: found.problemCode } : {}),
     });
   }
   for (const a of byPath.values()) {
@@ -149,6 +152,7 @@ export async function listBackups(options: ListBackupsOptions): Promise<ListBack
       manifestOk: a.manifestOk,
       databases: a.databases,
       ...(a.problem ? { problem: a.problem } : {}),
+      ...(a.problemCode ? { problemCode: a.problemCode } : {}),
     });
   }
   backups.sort((x, y) => y.createdAt - x.createdAt);

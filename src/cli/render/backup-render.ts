@@ -127,7 +127,8 @@ export function renderBackupList(output: Output, result: ListBackupsResult): voi
   output.log(s.bold(`Backups (directory ${result.backupDir}${result.runsRead ? "" : "; no global database, so no recorded runs"}):`));
   if (result.backups.length === 0) output.log("  none");
   for (const b of result.backups) {
-    const flags = [b.exists ? "" : "missing", b.manifestOk === false ? "not readable" : ""].filter(Boolean).join(", ");
+    const unreadable = b.problemCode === "zstd_unsupported" ? "zstd: needs Node.js 22.15 or newer to read" : "not readable";
+    const flags = [b.exists ? "" : "missing", b.manifestOk === false ? unreadable : ""].filter(Boolean).join(", ");
     const kind = b.compression ?? (b.exists ? "?" : "");
     output.log(`  ${formatTime(b.createdAt)}  ${b.status.padEnd(10)} ${kind.padEnd(4)} ${formatBytes(b.sizeBytes).padStart(10)}  ${b.archivePath}${flags ? s.yellow(` (${flags})`) : ""}`);
   }
