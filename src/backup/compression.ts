@@ -76,32 +76,54 @@ export function checkCompressionAvailable(compression: Compression): void {
   }
 }
 
+/** The compression a file's first bytes announce, or null when neither gzip nor zstd. */
+export function compressionOfMagic(magic: Buffer): Compression | null {
+  if (magic.length >= 2 && magic.subarray(0, 2).equals(GZIP_MAGIC)) return "gzip";
+  if (magic.length >= 4 && magic.subarray(0, 4).equals(ZSTD_MAGIC)) return "zstd";
+  return null;
+}
+
 /**
- * The compression of `file` from its first bytes (never from its name), or null when it is neither.
- * A missing file is a NotFoundError naming the path.
+ * The compression of `file` from its first bytes (never from its name); null when it is neither, or not a
+ * regular file. Opened non-blocking, so a FIFO swapped in for the file cannot hang the caller.
  */
 export function sniffCompression(file: string): Compression | null {
   let fd: number;
   try {
-    fd = fs.openSync(file, "r");
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new NotFoundError(`Archive ${file} does not exist; check the path (\`openclaw-state backup list\` shows known archives).`, { path: file });
     throw error;
   }
   try {
+    if (!fs.fstatSync(fd).isFile()) return null;
     const buf = Buffer.alloc(4);
     const n = fs.readSync(fd, buf, 0, 4, 0);
-    if (n >= 2 && buf.subarray(0, 2).equals(GZIP_MAGIC)) return "gzip";
-    if (n === 4 && buf.equals(ZSTD_MAGIC)) return "zstd";
-    return null;
+    return compressionOfMagic(buf.subarray(0, n));
   } finally {
     fs.closeSync(fd);
   }
 }
 
+/** How the read path turns archive bytes into tar bytes. */
+export interface Decompressor {
+  name: Compression;
+  /** A streaming decoder; throws the one-line zstd_unsupported error on a Node without zstd. */
+  create(): Transform;
+  /** True when `error` means damaged or truncated compressed data (not an I/O failure). */
+  isCorrupt(error: unknown): boolean;
+}
+
+/** The decoder for an archive whose first bytes are `magic` (detected, never guessed from the name), or null. */
+export function decompressorFor(magic: Buffer, archivePath: string): Decompressor | null {
+  const compression = compressionOfMagic(magic);
+  return compression ? { name: compression, create: () => createDecompressor(compression, archivePath), isCorrupt: isCorruptStreamError } : null;
+}
+
 /** A streaming decoder for `compression`; a zstd archive on a Node without zstd is one clear error. */
 export function createDecompressor(compression: Compression, archivePath: string): Transform {
-  if (compression === "gzip") return zlib.createGunzip({ chunkSize: 256 * 1024 });
+  // 1 MiB output chunks: each chunk is one round trip to the libuv pool.
+  if (compression === "gzip") return zlib.createGunzip({ chunkSize: 1024 * 1024 });
   const api = zstdApi();
   if (!api) {
     throw new OperationError(
@@ -110,7 +132,7 @@ export function createDecompressor(compression: Compression, archivePath: string
       { path: archivePath },
     );
   }
-  return api.createZstdDecompress({ chunkSize: 256 * 1024, params: { [ZSTD_D_WINDOW_LOG_MAX]: MAX_WINDOW_LOG } });
+  return api.createZstdDecompress({ chunkSize: 1024 * 1024, params: { [ZSTD_D_WINDOW_LOG_MAX]: MAX_WINDOW_LOG } });
 }
 
 /** A decoder error caused by the archive's bytes (truncated or corrupt), as opposed to an I/O failure. */

@@ -120,7 +120,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     throw error;
   }
   const warnings = [...plan.warnings];
-  const runner = new SqliteJobRunner();
+  // Two workers: the next database's VACUUM INTO runs beside the previous snapshot's integrity_check.
+  const runner = new SqliteJobRunner({ workers: 2 });
   runner.warm();
   const manifestFrom = (walk: WalkResult, parts: { skipped: SkippedItem[]; directories: BackupManifest["directories"]; files: ManifestFile[]; symlinks: BackupManifest["symlinks"]; databases: ManifestDatabase[] }): BackupManifest =>
     buildManifest({ runId, createdAt, archiveRoot: output.root, paths, options: manifestOptions, assets: publicAssets(plan, walk), ...parts });

@@ -2,8 +2,8 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { pipeline } from "node:stream";
-import { describeError } from "../core/errors.js";
-import { createDecompressor, isCorruptStreamError, sniffCompression, type Compression } from "./compression.js";
+import { describeError, NotFoundError } from "../core/errors.js";
+import { decompressorFor, type Decompressor } from "./compression.js";
 import { MAX_MANIFEST_BYTES, ManifestProblem, validateManifest } from "./manifest.js";
 import { BLOCK, readTar, TarProblem, type TarBody, type TarEntry } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestFile, type ProgressCallback } from "./types.js";
@@ -37,9 +37,26 @@ export interface ArchivePassResult {
 const HEADER_ALLOWANCE = BLOCK * 4;
 const SLACK = 1024 * 1024;
 
+function readMagic(file: string): Buffer {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new NotFoundError(`Archive ${file} does not exist; check the path (\`openclaw-state backup list\` shows known archives).`, { path: file });
+    throw error;
+  }
+  try {
+    const buf = Buffer.alloc(4);
+    const n = fs.readSync(fd, buf, 0, 4, 0);
+    return buf.subarray(0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** The inflated stream, refused as soon as it grows past `limit()` bytes (decompression bombs never get far). */
-async function* inflate(file: string, compression: Compression, limit: () => number): AsyncGenerator<Buffer> {
-  const gunzip = createDecompressor(compression, file);
+async function* inflate(file: string, decompressor: Decompressor, limit: () => number): AsyncGenerator<Buffer> {
+  const gunzip = decompressor.create();
   const source = fs.createReadStream(file, { highWaterMark: 1024 * 1024 });
   pipeline(source, gunzip, () => undefined);
   let total = 0;
@@ -51,7 +68,7 @@ async function* inflate(file: string, compression: Compression, limit: () => num
     }
   } catch (error) {
     if (error instanceof ArchiveProblem || error instanceof TarProblem || error instanceof ManifestProblem) throw error;
-    if (isCorruptStreamError(error)) throw new ArchiveProblem(`the archive is truncated or corrupt (${compression}: ${describeError(error)})`);
+    if (decompressor.isCorrupt(error)) throw new ArchiveProblem(`the archive is truncated or corrupt (${decompressor.name}: ${describeError(error)})`);
     throw error;
   } finally {
     gunzip.destroy();
@@ -99,8 +116,8 @@ const discard: TarBody = { write() {}, end() {} };
  * Throws ArchiveProblem naming the first problem; the sink's open file is aborted on any failure.
  */
 export async function readArchive(archivePath: string, sink: ArchiveSink, onProgress?: ProgressCallback, phase: "verify" | "extract" = "verify"): Promise<ArchivePassResult> {
-  const compression = sniffCompression(archivePath);
-  if (!compression) throw new ArchiveProblem("the file is not a gzip archive nor a zstd archive (a backup is a .tar.gz or .tar.zst written by `openclaw-state backup create`)");
+  const decompressor = decompressorFor(readMagic(archivePath), archivePath);
+  if (!decompressor) throw new ArchiveProblem("the file is not a gzip archive nor a zstd archive (a backup is a .tar.gz or .tar.zst written by `openclaw-state backup create`)");
   let limit = MAX_MANIFEST_BYTES + HEADER_ALLOWANCE + SLACK;
   let root: string | undefined;
   let manifest: BackupManifest | undefined;
@@ -185,7 +202,7 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
   };
 
   try {
-    await readTar(inflate(archivePath, compression, () => limit), visitor);
+    await readTar(inflate(archivePath, decompressor, () => limit), visitor);
   } catch (error) {
     const pending = openSink as FileSink | null;
     if (pending) await pending.abort().catch(() => undefined);

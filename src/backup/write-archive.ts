@@ -128,28 +128,29 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   const out = await fs.promises.open(temp, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_RDWR, 0o600);
   const reserve = options.headReserve ?? headReserve(entries);
   let position = reserve;
+  // Reads and writes here are synchronous on purpose: the libuv pool (4 threads) is busy compressing, and queueing
+  // each 1 MiB read or write behind those jobs starved the stream. Page-cache I/O on this thread is cheap.
   const compressor = new ParallelCompressor(
     async (chunk) => {
-      await writeFully(out, chunk, position);
+      writeFullySync(out.fd, chunk, position);
       position += chunk.length;
     },
     { compression },
   );
   const readBuffer = Buffer.allocUnsafeSlow(READ_CHUNK);
+  // The first snapshot starts now, so it runs while directories and plain files stream.
+  if (dbIndexes.length > 0) startSnapshot(dbIndexes[0]!);
 
   /** Streams one file's entry (header, body, padding); `segment` makes the body a reusable run of blocks. */
   async function writeFile(entry: WalkFile, source: string, sizeHint: number | undefined, segment: boolean): Promise<{ file: ManifestFile; segment: Promise<WrittenSegment> | null } | null> {
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fs.promises.open(source, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
-    } catch (error) {
-      if (!isVanished(error)) throw error;
+    const fd = openRegularFile(source);
+    if (fd === null) {
       parts.warnings.push(`${entry.absPath} vanished before it was archived; it is not in the archive.`);
       parts.skipped.push({ kind: "file", path: entry.absPath, reason: "vanished during the backup" });
       return null;
     }
     try {
-      const st = await handle.stat();
+      const st = fs.fstatSync(fd);
       const size = sizeHint ?? st.size;
       await compressor.write(encodeEntryHeader({ path: `${root}/${entry.archivePath}`, type: "File", size, mode: entry.mode, mtime: st.mtime }));
       if (segment) compressor.beginSegment();
@@ -157,7 +158,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       let done = 0;
       while (done < size) {
         // One read buffer for the whole run: the compressor copies each chunk before write() resolves.
-        const { bytesRead } = await handle.read(readBuffer, 0, Math.min(READ_CHUNK, size - done), done);
+        const bytesRead = fs.readSync(fd, readBuffer, 0, Math.min(READ_CHUNK, size - done), done);
         if (bytesRead === 0) break;
         const chunk = readBuffer.subarray(0, bytesRead);
         hash.update(chunk);
@@ -173,7 +174,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
         await compressor.write(zeros);
         parts.warnings.push(`${entry.absPath} shrank while it was archived; the archived copy is padded and may be inconsistent.`);
       } else {
-        const after = await handle.stat();
+        const after = fs.fstatSync(fd);
         if (after.size !== st.size || after.mtimeMs !== st.mtimeMs) {
           parts.warnings.push(`${entry.absPath} changed while it was archived; the archived copy may be inconsistent.`);
         }
@@ -183,7 +184,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       written?.catch(() => undefined);
       return { file: { archivePath: entry.archivePath, size, sha256: hash.digest("hex"), mode: entry.mode, mtimeMs: st.mtimeMs }, segment: written };
     } finally {
-      await handle.close();
+      fs.closeSync(fd);
     }
   }
 
@@ -317,6 +318,29 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       fs.rmSync(temp, { force: true });
     }
   }
+}
+
+/**
+ * Opens a file to archive without following a link and without blocking (a FIFO swapped in after the walk would
+ * hang a plain open); null when it vanished or is no longer a regular file.
+ */
+function openRegularFile(file: string): number | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if (isVanished(error) || (error as NodeJS.ErrnoException).code === "ELOOP") return null;
+    throw error;
+  }
+  if (!fs.fstatSync(fd).isFile()) {
+    fs.closeSync(fd);
+    return null;
+  }
+  return fd;
+}
+
+function writeFullySync(fd: number, chunk: Buffer, position: number): void {
+  for (let offset = 0; offset < chunk.length; ) offset += fs.writeSync(fd, chunk, offset, chunk.length - offset, position + offset);
 }
 
 /** Below this much data the payload is simply moved behind the manifest: the copy costs less than the padding. */
