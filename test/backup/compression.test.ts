@@ -137,6 +137,20 @@ describe.runIf(zstdSupported())("zstd archives (Node >= 22.15)", () => {
   });
 });
 
+describe.runIf(zstdSupported() && hasZstdCli)("zstd decoder limits", () => {
+  it("refuses a frame that asks for a window over 16 MiB (bounded decoder memory), without writing anything", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const gz = await createBackup({ paths: state.paths, compression: "gzip", verify: false });
+    const big = path.join(makeTempDir(), "long-window.tar.zst");
+    // From a pipe the size is unknown, so --long=27 really declares a 128 MiB window.
+    expect(spawnSync("sh", ["-c", `gzip -dc "${gz.archivePath}" | zstd -q --long=27 -o "${big}"`]).status).toBe(0);
+    const checked = await verifyBackup(big);
+    expect(checked.ok).toBe(false);
+    expect(checked.problem).toMatch(/truncated or corrupt \(zstd: /);
+  });
+});
+
 describe.skipIf(zstdSupported())("zstd on a Node without it (Node 20)", () => {
   it("create --compression zstd is a usage error naming the requirement; default is gzip", async () => {
     const state = makeTempState("legacy-state");
