@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { printTable, recordResult } from "./bench-results.mjs";
+import { median, printTable, recordResult } from "./bench-results.mjs";
 import { generateLegacyCorpus } from "./legacy-corpus.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -112,10 +112,6 @@ function measure(mode, stateDir) {
   return JSON.parse(r.stdout);
 }
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 
 async function main() {
   if (process.argv[2] === "--child") return child(process.argv[3], process.argv[4]);

@@ -35,7 +35,7 @@ step("sessions", "list", "--all-agents");
 // A verified backup of the migrated state, checked again and listed.
 const backupDir = `${stateDir}-backups`;
 if (step("backup", "create") === 0) {
-  const newest = fs.readdirSync(backupDir).filter((n) => n.endsWith(".tar.gz")).sort().pop();
+  const newest = fs.readdirSync(backupDir).filter((n) => /\.tar\.(gz|zst)$/.test(n)).sort().pop();
   if (newest) step("backup", "verify", path.join(backupDir, newest));
   else failed = true;
 } else failed = true;

@@ -57,6 +57,8 @@ export { restoreBackup, type RestoreBackupOptions, type RestoreBackupResult, typ
 export type { RestorePlan, RestorePlanItem, WorkspaceDestination } from "./backup/restore-plan.js";
 export { listBackups, type ListBackupsOptions, type ListBackupsResult, type BackupListItem } from "./backup/list-backups.js";
 export { pruneBackups, type PruneBackupsOptions, type PruneBackupsResult } from "./backup/prune-backups.js";
+export type { RetentionPolicy } from "./backup/retention.js";
+export type { Compression } from "./backup/compression.js";
 export type { CheckedDatabase } from "./backup/db-check.js";
 export type {
   BackupManifest,

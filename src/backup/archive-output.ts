@@ -4,20 +4,20 @@ import path from "node:path";
 import { OperationError, UsageError } from "../core/errors.js";
 import { expandUserPath, isPathInside, type StatePaths } from "../state/paths.js";
 import { resolveRealish, statKind, type AssetPlan } from "./asset-plan.js";
-import { ARCHIVE_SUFFIX, DEFAULT_ARCHIVE_TAIL } from "./types.js";
+import { ARCHIVE_EXTENSIONS, ARCHIVE_NAME_PATTERN, checkCompressionAvailable, compressionForName, defaultCompression, type Compression } from "./compression.js";
 
-/** `2025-01-02T03-04-05.678Z-openclaw-backup.tar.gz`: sortable, and safe on every file system. */
-export function defaultArchiveName(createdAt: Date, suffix = 0): string {
+/** `2025-01-02T03-04-05.678Z-openclaw-backup.tar.zst`: sortable, and safe on every file system. */
+export function defaultArchiveName(createdAt: Date, suffix = 0, compression: Compression = "gzip"): string {
   const stamp = createdAt.toISOString().replace(/:/g, "-");
-  return suffix === 0 ? `${stamp}${DEFAULT_ARCHIVE_TAIL}` : `${stamp}-openclaw-backup-${suffix}${ARCHIVE_SUFFIX}`;
+  return `${stamp}-openclaw-backup${suffix === 0 ? "" : `-${suffix}`}${ARCHIVE_EXTENSIONS[compression]}`;
 }
 
 /** Matches names made by defaultArchiveName. */
-export const DEFAULT_ARCHIVE_NAME = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(\.\d{3})?Z-openclaw-backup(-\d+)?\.tar\.gz$/;
+export const DEFAULT_ARCHIVE_NAME = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(\.\d{3})?Z-openclaw-backup(-\d+)?\.tar\.(gz|zst)$/;
 
-/** The folder name inside the tar: the archive's base name without `.tar.gz`/`.tgz`, made path-safe. */
+/** The folder name inside the tar: the archive's base name without its extension, made path-safe. */
 export function archiveRootName(archivePath: string): string {
-  const base = path.basename(archivePath).replace(/\.(tar\.gz|tgz)$/i, "");
+  const base = path.basename(archivePath).replace(ARCHIVE_NAME_PATTERN, "");
   const safe = base.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "");
   return safe === "" ? "openclaw-backup" : safe;
 }
@@ -28,21 +28,24 @@ export interface ArchiveOutput {
   root: string;
   /** True when the name was chosen by us (a unique default name). */
   defaultName: boolean;
+  compression: Compression;
 }
 
 /**
- * Resolves `--output`: a `.tar.gz`/`.tgz` file path, or a directory that gets a default name (an existing
- * one, one ending with '/', or a new path without an archive extension).
+ * Resolves `--output`: an archive file path (`.tar.gz`/`.tgz`/`.tar.zst`/`.tzst`), or a directory that gets a
+ * default name (an existing one, one ending with '/', or a new path without an archive extension). The
+ * compression is `compression`, else the file name's, else the runtime default; a name that contradicts an
+ * explicit `compression` is a usage error.
  */
-export function resolveArchiveOutput(output: string | undefined, paths: StatePaths, createdAt: Date): ArchiveOutput {
+export function resolveArchiveOutput(output: string | undefined, paths: StatePaths, createdAt: Date, compression?: Compression): ArchiveOutput {
   let dir: string;
   let file: string | undefined;
   if (output === undefined || output.trim() === "") {
     dir = paths.backupDir;
   } else {
     const abs = expandUserPath(output, paths.homeDir);
-    // A name without .tar.gz/.tgz that does not exist yet is a directory to create, not an archive name.
-    const looksLikeArchive = /\.(tar\.gz|tgz)$/i.test(abs);
+    // A name without an archive extension that does not exist yet is a directory to create, not an archive name.
+    const looksLikeArchive = ARCHIVE_NAME_PATTERN.test(abs);
     if (/[\\/]$/.test(output) || statKind(abs) === "dir" || (!looksLikeArchive && !fs.existsSync(abs))) dir = abs;
     else {
       dir = path.dirname(abs);
@@ -50,21 +53,40 @@ export function resolveArchiveOutput(output: string | undefined, paths: StatePat
     }
   }
   if (file !== undefined) {
+    const named = compressionForName(file);
+    if (compression && named && named !== compression) {
+      throw new UsageError(`--output ${file} names a ${named} archive but --compression ${compression} was given; use a ${ARCHIVE_EXTENSIONS[compression]} name or drop one of the two.`, "compression_mismatch", { path: file });
+    }
+    const chosen = compression ?? named ?? defaultCompression();
+    checkCompressionAvailable(chosen);
     if (fs.existsSync(file)) throw new OperationError("archive_exists", `${file} already exists; archives are never overwritten, choose another --output.`, { path: file });
-    return { archivePath: file, dir, root: archiveRootName(file), defaultName: false };
+    return { archivePath: file, dir, root: archiveRootName(file), defaultName: false, compression: chosen };
   }
+  const chosen = compression ?? defaultCompression();
+  checkCompressionAvailable(chosen);
   let suffix = 0;
-  let candidate = path.join(dir, defaultArchiveName(createdAt));
+  let candidate = path.join(dir, defaultArchiveName(createdAt, 0, chosen));
   while (fs.existsSync(candidate)) {
     suffix += 1;
-    candidate = path.join(dir, defaultArchiveName(createdAt, suffix));
+    candidate = path.join(dir, defaultArchiveName(createdAt, suffix, chosen));
   }
-  return { archivePath: candidate, dir, root: archiveRootName(candidate), defaultName: true };
+  return { archivePath: candidate, dir, root: archiveRootName(candidate), defaultName: true, compression: chosen };
 }
 
-/** Refuses an archive inside a backed-up path (it would end up inside itself), unless in a backup dir. */
+/**
+ * Refuses an archive inside the state dir (`reset --scope full` would delete it with the state it could restore),
+ * except in the configured backup dir, which reset never removes, and inside any other backed-up path (it would
+ * end up inside itself), unless that is a backup dir.
+ */
 export function checkOutputLocation(output: ArchiveOutput, plan: AssetPlan, paths: StatePaths): void {
   const real = resolveRealish(output.archivePath);
+  if (isPathInside(resolveRealish(paths.stateDir), real) && !isPathInside(resolveRealish(paths.backupDir), real)) {
+    throw new UsageError(
+      `The backup destination ${output.dir} is inside the state dir ${paths.stateDir}, where \`reset --scope full\` would delete the archives with the state; write backups outside it (the default is ${paths.stateDir.replace(/[\\/]+$/, "")}-backups).`,
+      "output_inside_state",
+      { path: output.archivePath },
+    );
+  }
   const inBackupDir = plan.backupDirs.some((d) => isPathInside(d, real));
   for (const asset of plan.assets) {
     if (asset.type === "dir" && plan.backupDirs.includes(asset.realPath)) {

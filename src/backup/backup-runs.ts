@@ -1,9 +1,11 @@
 // The backup_runs ledger in the global DB: one row per create (completed or failed), read back by `backup list`.
 import fs from "node:fs";
+import path from "node:path";
 import { describeError, isOpenclawStateError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase } from "../state/state-databases.js";
 import type { ManifestSummary } from "./manifest.js";
+import type { LedgerReuseRow, ReuseRecord } from "./snapshot-reuse.js";
 
 export interface BackupRunRow {
   id: string;
@@ -19,6 +21,8 @@ export interface RecordRunInput {
   archivePath: string | null;
   status: "completed" | "failed";
   manifest?: ManifestSummary;
+  /** Snapshots the next run may copy (verified runs only). */
+  reuse?: ReuseRecord;
   error?: unknown;
 }
 
@@ -34,7 +38,7 @@ export function recordBackupRun(paths: StatePaths, input: RecordRunInput): strin
     const db = openGlobalDatabase(paths, { mode: "write" });
     try {
       const error = input.error === undefined ? undefined : { code: isOpenclawStateError(input.error) ? input.error.code : "internal_error", message: describeError(input.error) };
-      const payload = input.manifest ?? (error ? { error } : null);
+      const payload = input.manifest ? { ...input.manifest, ...(input.reuse ? { reuse: input.reuse } : {}) } : error ? { error } : null;
       db.immediate(() =>
         db.run(
           db.q.insertInto("backup_runs").values({
@@ -68,5 +72,95 @@ export function readBackupRuns(paths: StatePaths): { runs: BackupRunRow[] | null
     }
   } catch (error) {
     return { runs: null, warning: `Could not read backup_runs from ${paths.globalDbPath} (${describeError(error)}).` };
+  }
+}
+
+/** Rows that may hold reusable snapshots, newest first (at most `limit`); empty on any doubt. */
+export function readReuseRows(paths: StatePaths, limit = 10): LedgerReuseRow[] {
+  if (!fs.existsSync(paths.globalDbPath)) return [];
+  try {
+    const db = openGlobalDatabase(paths, { mode: "read" });
+    try {
+      const rows = db.all(
+        db.q.selectFrom("backup_runs").select(["archive_path", "status", "manifest_json"]).where("status", "=", "completed").orderBy("created_at", "desc").limit(limit),
+      );
+      return rows.map((r) => ({ archivePath: r.archive_path, status: r.status, manifestJson: r.manifest_json }));
+    } finally {
+      db.close();
+    }
+  } catch {
+    return [];
+  }
+}
+
+/** Every migration run's pre-migration archive (report_json.backupPath). Throws when the ledger cannot be read. */
+export function readMigrationBackupPaths(paths: StatePaths): Array<{ runId: string; backupPath: string }> {
+  if (!fs.existsSync(paths.globalDbPath)) return [];
+  const db = openGlobalDatabase(paths, { mode: "read" });
+  try {
+    const rows = db.all(db.q.selectFrom("migration_runs").select(["id", "report_json"]));
+    return rows.flatMap((row) => {
+      let report: unknown;
+      try {
+        report = row.report_json ? JSON.parse(row.report_json) : null;
+      } catch {
+        return [];
+      }
+      const backupPath = typeof report === "object" && report !== null ? (report as { backupPath?: unknown }).backupPath : undefined;
+      return typeof backupPath === "string" && backupPath !== "" ? [{ runId: row.id, backupPath }] : [];
+    });
+  } finally {
+    db.close();
+  }
+}
+
+function sameDir(a: string, b: string): boolean {
+  const real = (p: string): string => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  return real(a) === real(b);
+}
+
+/**
+ * Rows `backup prune` forgets: completed runs whose archive in `backupDir` is gone (or about to be: `goingAway`),
+ * and failed runs older than the newest completed run whose archive still exists. Rows of archives elsewhere
+ * stay (their disk may just not be mounted). Empty when the ledger cannot be read.
+ */
+export function staleRuns(paths: StatePaths, backupDir: string, goingAway: readonly string[]): Array<{ runId: string; archivePath: string | null; status: string; reason: string }> {
+  const { runs } = readBackupRuns(paths);
+  if (!runs) return [];
+  const gone = new Set(goingAway);
+  const present = (p: string | null): boolean => p !== null && !gone.has(p) && fs.existsSync(p);
+  const newestOk = runs.find((r) => r.status === "completed" && present(r.archivePath))?.createdAt ?? null;
+  return runs.flatMap((r) => {
+    if (r.status === "completed" && r.archivePath && sameDir(path.dirname(r.archivePath), backupDir) && !present(r.archivePath)) {
+      return [{ runId: r.id, archivePath: r.archivePath, status: r.status, reason: gone.has(r.archivePath) ? "archive pruned" : "archive missing" }];
+    }
+    if (r.status === "failed" && newestOk !== null && r.createdAt < newestOk) {
+      return [{ runId: r.id, archivePath: r.archivePath, status: r.status, reason: "failed run followed by a completed backup" }];
+    }
+    return [];
+  });
+}
+
+/** Deletes backup_runs rows by id; returns a warning instead of throwing (the archives are already handled). */
+export function forgetRuns(paths: StatePaths, runIds: readonly string[]): string | null {
+  if (runIds.length === 0 || !fs.existsSync(paths.globalDbPath)) return null;
+  try {
+    const db = openGlobalDatabase(paths, { mode: "write" });
+    try {
+      db.immediate(() => {
+        for (let i = 0; i < runIds.length; i += 500) db.run(db.q.deleteFrom("backup_runs").where("id", "in", runIds.slice(i, i + 500)));
+      });
+    } finally {
+      db.close();
+    }
+    return null;
+  } catch (error) {
+    return `Could not forget ${runIds.length} backup_runs row(s) in ${paths.globalDbPath} (${describeError(error)}); \`backup list\` will still show them.`;
   }
 }

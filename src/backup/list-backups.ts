@@ -3,12 +3,16 @@ import fs from "node:fs";
 import path from "node:path";
 import { expandUserPath, type StatePaths } from "../state/paths.js";
 import { readBackupRuns } from "./backup-runs.js";
+import { isOpenclawStateError } from "../core/errors.js";
+import { ARCHIVE_NAME_PATTERN, sniffCompression, type Compression } from "./compression.js";
 import { ArchiveProblem, readArchiveManifest } from "./read-archive.js";
 
 export interface ListBackupsOptions {
   paths: StatePaths;
   /** Directory to scan (default: paths.backupDir). */
   dir?: string;
+  /** Also list recorded runs whose archive is gone (hidden by default, counted in `hidden`). */
+  all?: boolean;
 }
 
 export interface BackupListItem {
@@ -20,10 +24,14 @@ export interface BackupListItem {
   runId: string | null;
   exists: boolean;
   sizeBytes: number | null;
+  /** From the archive's magic bytes (null when missing or neither gzip nor zstd). */
+  compression: Compression | null;
   /** The first entry is an openclaw-state manifest (checked without inflating the payload). */
   manifestOk: boolean | null;
   databases: number | null;
   problem?: string;
+  /** e.g. "zstd_unsupported": the archive may be fine, this Node cannot read it. */
+  problemCode?: string;
 }
 
 export interface ListBackupsResult {
@@ -31,6 +39,11 @@ export interface ListBackupsResult {
   /** False when there is no global DB to read runs from. */
   runsRead: boolean;
   backups: BackupListItem[];
+  /**
+   * Recorded runs left out because their archive is gone (completed runs whose archive was deleted, failed runs
+   * older than the newest backup that exists); `all` lists them, `backup prune` forgets them.
+   */
+  hidden: { missing: number; failed: number };
   warnings: string[];
 }
 
@@ -38,14 +51,21 @@ export interface FoundArchive {
   archivePath: string;
   sizeBytes: number;
   mtimeMs: number;
+  /** From the magic bytes; null when neither gzip nor zstd. */
+  compression: Compression | null;
   manifestOk: boolean;
   createdAt: number | null;
   runId: string | null;
   databases: number | null;
+  /** The state dir the manifest names, and whether it is a config-only archive (prune groups by both). */
+  stateDir: string | null;
+  onlyConfig: boolean | null;
   problem?: string;
+  /** Set when the manifest could not be read for a reason other than the archive itself (e.g. zstd_unsupported). */
+  problemCode?: string;
 }
 
-/** Regular `*.tar.gz` / `*.tgz` files directly in `dir`, each with its manifest read (first entry only). */
+/** Regular archive files (`.tar.gz`, `.tgz`, `.tar.zst`, `.tzst`) directly in `dir`, each with its manifest read (first entry only). */
 export async function scanBackupDir(dir: string): Promise<FoundArchive[]> {
   let names: string[];
   try {
@@ -55,7 +75,7 @@ export async function scanBackupDir(dir: string): Promise<FoundArchive[]> {
   }
   const found: FoundArchive[] = [];
   for (const name of names.sort()) {
-    if (!/\.(tar\.gz|tgz)$/i.test(name) || name.startsWith(".")) continue;
+    if (!ARCHIVE_NAME_PATTERN.test(name) || name.startsWith(".")) continue;
     const file = path.join(dir, name);
     let st: fs.Stats;
     try {
@@ -64,16 +84,20 @@ export async function scanBackupDir(dir: string): Promise<FoundArchive[]> {
       continue;
     }
     if (!st.isFile()) continue;
-    const item: FoundArchive = { archivePath: file, sizeBytes: st.size, mtimeMs: st.mtimeMs, manifestOk: false, createdAt: null, runId: null, databases: null };
+    const item: FoundArchive = { archivePath: file, sizeBytes: st.size, mtimeMs: st.mtimeMs, compression: null, manifestOk: false, createdAt: null, runId: null, databases: null, stateDir: null, onlyConfig: null };
     try {
+      item.compression = sniffCompression(file);
       const manifest = await readArchiveManifest(file);
       item.manifestOk = true;
       const t = Date.parse(manifest.createdAt);
       item.createdAt = Number.isNaN(t) ? null : t;
       item.runId = manifest.runId;
       item.databases = manifest.databases.length;
+      item.stateDir = manifest.paths.stateDir;
+      item.onlyConfig = manifest.options.onlyConfig;
     } catch (error) {
       item.problem = error instanceof ArchiveProblem ? error.message : (error as Error).message;
+      if (isOpenclawStateError(error)) item.problemCode = error.code;
     }
     found.push(item);
   }
@@ -109,9 +133,11 @@ export async function listBackups(options: ListBackupsOptions): Promise<ListBack
       runId: run.id,
       exists,
       sizeBytes,
+      compression: found?.compression ?? (exists && run.archivePath ? safeSniff(run.archivePath) : null),
       manifestOk: found ? found.manifestOk : null,
       databases: found?.databases ?? null,
       ...(found?.problem ? { problem: found.problem } : {}),
+      ...(found?.problemCode ? { problemCode: found.problemCode } : {}),
     });
   }
   for (const a of byPath.values()) {
@@ -122,11 +148,33 @@ export async function listBackups(options: ListBackupsOptions): Promise<ListBack
       runId: a.runId,
       exists: true,
       sizeBytes: a.sizeBytes,
+      compression: a.compression,
       manifestOk: a.manifestOk,
       databases: a.databases,
       ...(a.problem ? { problem: a.problem } : {}),
+      ...(a.problemCode ? { problemCode: a.problemCode } : {}),
     });
   }
   backups.sort((x, y) => y.createdAt - x.createdAt);
-  return { backupDir, runsRead: runs !== null, backups, warnings };
+  // A failed run stays visible until a later backup succeeded: it is the news a cron operator needs.
+  const newestOk = backups.find((b) => b.exists && b.status !== "failed")?.createdAt ?? Number.NEGATIVE_INFINITY;
+  const hidden = { missing: 0, failed: 0 };
+  const shown = options.all
+    ? backups
+    : backups.filter((b) => {
+        if (b.exists) return true;
+        if (b.status === "failed" && b.createdAt > newestOk) return true;
+        if (b.status === "failed") hidden.failed += 1;
+        else hidden.missing += 1;
+        return false;
+      });
+  return { backupDir, runsRead: runs !== null, backups: shown, hidden, warnings };
+}
+
+function safeSniff(file: string): Compression | null {
+  try {
+    return sniffCompression(file);
+  } catch {
+    return null;
+  }
 }

@@ -2,10 +2,9 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { pipeline } from "node:stream";
-import zlib from "node:zlib";
-import type { Transform } from "node:stream";
 import { describeError, NotFoundError, OperationError, UsageError } from "../core/errors.js";
 import { roleAtArchivePath, SQLITE_SIDECAR_SUFFIXES } from "./archive-layout.js";
+import { decompressorFor, type Decompressor } from "./compression.js";
 import { MAX_MANIFEST_BYTES, ManifestProblem, validateManifest } from "./manifest.js";
 import { BLOCK, readTar, TarProblem, type TarBody, type TarEntry } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type DatabaseRole, type ManifestDatabase, type ManifestFile, type ProgressCallback } from "./types.js";
@@ -52,7 +51,7 @@ export interface ArchivedDatabase {
 
 function notAnArchive(file: string, st: fs.Stats): UsageError {
   const kind = st.isDirectory() ? "a directory" : st.isFIFO() ? "a FIFO (named pipe)" : st.isSocket() ? "a socket" : st.isCharacterDevice() || st.isBlockDevice() ? "a device" : "not a regular file";
-  return new UsageError(`${file} is ${kind}, not an archive; pass the path of a .tar.gz file (nothing was read).`, "not_a_file", { path: file });
+  return new UsageError(`${file} is ${kind}, not an archive; pass the path of a .tar.gz or .tar.zst file (nothing was read).`, "not_a_file", { path: file });
 }
 
 function unreadable(file: string, error: unknown): OperationError {
@@ -90,31 +89,6 @@ function openArchive(file: string): number {
     throw notAnArchive(file, st);
   }
   return fd;
-}
-
-interface Decompressor {
-  name: string;
-  create(): Transform;
-  /** True when `error` means damaged or truncated compressed data. */
-  isCorrupt(error: unknown): boolean;
-}
-
-const GZIP: Decompressor = {
-  name: "gzip",
-  create: () => zlib.createGunzip({ chunkSize: 256 * 1024 }),
-  isCorrupt: (error) => {
-    const code = (error as NodeJS.ErrnoException).code ?? "";
-    return code.startsWith("Z_") || /unexpected end of file|incorrect header|invalid|too far back|checksum/i.test(describeError(error));
-  },
-};
-
-/**
- * The one place archive bytes become tar bytes: the decompressor is chosen from the file's first bytes
- * (another compression format is one more branch here). Null when the format is not one we write.
- */
-function decompressorFor(magic: Buffer): Decompressor | null {
-  if (magic.length >= 2 && magic[0] === 0x1f && magic[1] === 0x8b) return GZIP;
-  return null;
 }
 
 function readMagic(fd: number): Buffer {
@@ -202,14 +176,14 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
   const fd = openArchive(archivePath);
   let decompressor: Decompressor | null;
   try {
-    decompressor = decompressorFor(readMagic(fd));
+    decompressor = decompressorFor(readMagic(fd), archivePath);
   } catch (error) {
     fs.closeSync(fd);
     throw error;
   }
   if (!decompressor) {
     fs.closeSync(fd);
-    throw new ArchiveProblem("the file is not a gzip archive (a backup is a .tar.gz written by `openclaw-state backup create`)");
+    throw new ArchiveProblem("the file is not a gzip archive nor a zstd archive (a backup is a .tar.gz or .tar.zst written by `openclaw-state backup create`)");
   }
   let limit = MAX_MANIFEST_BYTES + HEADER_ALLOWANCE + SLACK;
   let root: string | undefined;

@@ -222,13 +222,14 @@ function dropEscapingLinks(entries: WalkEntry[], assets: readonly PlannedAsset[]
 }
 
 /**
- * The order entries go into the archive: directories, then databases largest first, then the other files.
- * On restore each database's integrity check starts as soon as it is extracted and overlaps with what
- * follows, so the biggest checks start first and the last one to finish is the smallest.
+ * The order entries go into the archive: directories, the plain files, then databases largest first. On create
+ * the plain files stream while the first VACUUM INTO runs; on restore each database's integrity check starts as
+ * soon as it is extracted and overlaps with the next one, so the biggest checks start first and the last one to
+ * finish is the smallest.
  */
 export function archiveOrder(entries: readonly WalkEntry[]): WalkEntry[] {
   const dirs = entries.filter((e) => e.type !== "file");
   const files = entries.filter((e): e is WalkFile => e.type === "file");
   const databases = files.filter((f) => f.database).sort((a, b) => b.size - a.size);
-  return [...dirs, ...databases, ...files.filter((f) => !f.database)];
+  return [...dirs, ...files.filter((f) => !f.database), ...databases];
 }

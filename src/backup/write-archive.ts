@@ -1,29 +1,27 @@
-// Writes the .tar.gz: payload streamed (hashed on the way) into one gzip member, manifest member in front, atomic publish.
+// Writes the archive (.tar.gz or .tar.zst): payload streamed (hashed on the way), manifest in front, atomic publish.
 //
 // The manifest must be the first tar entry (it caps every later entry when the archive is read back), but
-// it is only known once the payload has been hashed. So the payload is written first (as gzip members,
-// compressed in parallel blocks) in the staging dir; the archive is then [gzip(manifest entry)] +
-// [payload members], a valid multi-member gzip stream that gzip, GNU tar and Node read as one. Live files
-// are read exactly once.
+// it is only known once the payload has been hashed. So the payload (gzip members or zstd frames, compressed
+// in parallel blocks) is written first, behind a reserved region; the compressed manifest entry then goes in
+// front, padded to fill the region (headFiller). The result is one valid gzip/zstd stream that gzip, zstd,
+// GNU tar and Node read as one. Live files are read exactly once. Each database body is a segment of whole
+// blocks, so the next archive can copy it as it is when the database did not change (see snapshot-reuse.ts).
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import { promisify } from "node:util";
-import zlib from "node:zlib";
 import { describeError, OperationError } from "../core/errors.js";
 import { fsyncDir } from "../state/private-fs.js";
 import type { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import type { DatabaseFileInfo } from "../state/sqlite-snapshot.js";
 import { databaseRecord } from "./manifest.js";
-import { createParallelGzip } from "./parallel-gzip.js";
+import { compressBlock, type Compression } from "./compression.js";
+import { ParallelCompressor, type WrittenSegment } from "./parallel-compress.js";
+import { sourceFingerprint, stableFingerprint, type ReusableSnapshot, type ReuseCandidate, type SourceFingerprint } from "./snapshot-reuse.js";
 import { encodeEntryHeader, paddingFor, TAR_EOF } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestDirectory, type ManifestFile, type ManifestSymlink, type ProgressCallback, type SkippedItem } from "./types.js";
 import { isVanished, type WalkEntry, type WalkFile } from "./walk-assets.js";
 import { writeFully } from "./file-writer.js";
 
-const gzip = promisify(zlib.gzip);
 const READ_CHUNK = 1024 * 1024;
 
 export interface PayloadParts {
@@ -42,14 +40,23 @@ export interface WriteArchiveOptions {
   entries: readonly WalkEntry[];
   runner: SqliteJobRunner;
   createdAt: Date;
+  compression: Compression;
+  /** Per database source path: an unchanged snapshot to copy from an earlier verified archive. */
+  reuse?: ReadonlyMap<string, ReuseCandidate>;
   onProgress?: ProgressCallback;
   /** Builds the manifest from what was actually archived. */
   manifestFor(parts: PayloadParts): BackupManifest;
+  /** Bytes reserved in front of the payload for the manifest (default: estimated from the entries; tests force a move). */
+  headReserve?: number;
 }
 
 export interface WriteArchiveResult {
   manifest: BackupManifest;
   sizeBytes: number;
+  /** Snapshots a later archive may copy (offsets in this archive); recorded only once this one is verified. */
+  reusable: ReusableSnapshot[];
+  /** Source paths of the databases whose snapshot bytes were copied from an earlier archive. */
+  reused: string[];
 }
 
 interface Snapshot {
@@ -58,11 +65,8 @@ interface Snapshot {
   taken: Promise<unknown>;
   /** integrity_check, page stats and row counts of the snapshot. */
   info: Promise<DatabaseFileInfo>;
-}
-
-/** Exclusive 0600 create: an archive or temp file is never opened over an existing one. */
-export function openExclusive(file: string): Promise<fs.promises.FileHandle> {
-  return fs.promises.open(file, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, 0o600);
+  /** The source's fingerprint when provably unchanged during the snapshot (else null: not reusable later). */
+  fingerprint: Promise<SourceFingerprint | null>;
 }
 
 /**
@@ -84,84 +88,127 @@ export function publishNoClobber(temp: string, finalPath: string): void {
 }
 
 export async function writeArchive(options: WriteArchiveOptions): Promise<WriteArchiveResult> {
-  const { entries, runner, root, stagingDir } = options;
+  const { entries, runner, root, stagingDir, compression } = options;
   const parts: PayloadParts = { directories: [], files: [], symlinks: [], databases: [], skipped: [], warnings: [] };
   const bytesTotal = entries.reduce((n, e) => n + (e.type === "file" ? e.size : 0), 0);
   let bytesDone = 0;
   const progress = (p: string): void => options.onProgress?.({ phase: "archive", bytesDone, bytesTotal, path: p });
+  const reusable: Array<Promise<ReusableSnapshot | null>> = [];
+  const reused: string[] = [];
 
   // Snapshots run on the worker one database ahead of the compressor. A database streams as soon as its
   // VACUUM INTO is done; its integrity_check and row counts run meanwhile and are awaited before it is
   // recorded (a failure still aborts the whole archive).
-  const dbIndexes = entries.flatMap((e, i) => (e.type === "file" && e.database ? [i] : []));
+  const dbIndexes = entries.flatMap((e, i) => (e.type === "file" && e.database && !options.reuse?.has(e.absPath) ? [i] : []));
   const snapshots = new Map<number, Snapshot>();
   const startSnapshot = (index: number): Snapshot => {
     let started = snapshots.get(index);
     if (!started) {
       const entry = entries[index] as WalkFile;
       const file = path.join(stagingDir, `snapshot-${index}.sqlite`);
+      const takenAt = Date.now();
+      const before = sourceFingerprint(entry.absPath);
       const taken = runner.run({ op: "snapshot", source: entry.absPath, dest: file });
+      const fingerprint = taken.then(() => stableFingerprint(before, sourceFingerprint(entry.absPath), takenAt));
       const info = taken.then(() => runner.run({ op: "describe", file, check: "integrity_check" }));
       taken.catch(() => undefined);
       info.catch(() => undefined);
-      started = { file, taken, info };
+      fingerprint.catch(() => undefined);
+      started = { file, taken, info, fingerprint };
       snapshots.set(index, started);
     }
     return started;
   };
 
-  async function* fileBody(entry: WalkFile, source: string, sizeHint: number | undefined, record: (file: ManifestFile) => void): AsyncGenerator<Buffer> {
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fs.promises.open(source, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
-    } catch (error) {
-      if (!isVanished(error)) throw error;
+  // The payload goes straight into the temp archive behind a reserved head region (see headFiller). The temp file
+  // is inside the staging dir (same file system as the archive): a killed run leaves nothing under the archive's
+  // own folder but the staging dir, which the next create sweeps.
+  const temp = path.join(stagingDir, `${path.basename(options.archivePath)}.tmp-${crypto.randomBytes(6).toString("hex")}`);
+  // Read-write: a manifest that outgrows its room moves the payload within the file.
+  const out = await fs.promises.open(temp, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_RDWR, 0o600);
+  const reserve = options.headReserve ?? headReserve(entries);
+  let position = reserve;
+  // Reads and writes here are synchronous on purpose: the libuv pool (4 threads) is busy compressing, and queueing
+  // each 1 MiB read or write behind those jobs starved the stream. Page-cache I/O on this thread is cheap.
+  const compressor = new ParallelCompressor(
+    async (chunk) => {
+      writeFullySync(out.fd, chunk, position);
+      position += chunk.length;
+    },
+    { compression },
+  );
+  const readBuffer = Buffer.allocUnsafeSlow(READ_CHUNK);
+  // The first snapshot starts now, so it runs while directories and plain files stream.
+  if (dbIndexes.length > 0) startSnapshot(dbIndexes[0]!);
+
+  /** Streams one file's entry (header, body, padding); `segment` makes the body a reusable run of blocks. */
+  async function writeFile(entry: WalkFile, source: string, sizeHint: number | undefined, segment: boolean): Promise<{ file: ManifestFile; segment: Promise<WrittenSegment> | null } | null> {
+    const fd = openRegularFile(source);
+    if (fd === null) {
       parts.warnings.push(`${entry.absPath} vanished before it was archived; it is not in the archive.`);
       parts.skipped.push({ kind: "file", path: entry.absPath, reason: "vanished during the backup" });
-      return;
+      return null;
     }
     try {
-      const st = await handle.stat();
+      const st = fs.fstatSync(fd);
       const size = sizeHint ?? st.size;
-      yield encodeEntryHeader({ path: `${root}/${entry.archivePath}`, type: "File", size, mode: entry.mode, mtime: st.mtime });
+      await compressor.write(encodeEntryHeader({ path: `${root}/${entry.archivePath}`, type: "File", size, mode: entry.mode, mtime: st.mtime }));
+      if (segment) compressor.beginSegment();
       const hash = crypto.createHash("sha256");
       let done = 0;
       while (done < size) {
-        const buf = Buffer.allocUnsafe(Math.min(READ_CHUNK, size - done));
-        const { bytesRead } = await handle.read(buf, 0, buf.length, done);
+        // One read buffer for the whole run: the compressor copies each chunk before write() resolves.
+        const bytesRead = fs.readSync(fd, readBuffer, 0, Math.min(READ_CHUNK, size - done), done);
         if (bytesRead === 0) break;
-        const chunk = bytesRead === buf.length ? buf : buf.subarray(0, bytesRead);
+        const chunk = readBuffer.subarray(0, bytesRead);
         hash.update(chunk);
         done += bytesRead;
         bytesDone += bytesRead;
         progress(entry.archivePath);
-        yield chunk;
+        await compressor.write(chunk);
       }
       if (done < size) {
         // The file shrank while being read: the header already promised `size` bytes, so pad and say so.
         const zeros = Buffer.alloc(size - done);
         hash.update(zeros);
-        yield zeros;
+        await compressor.write(zeros);
         parts.warnings.push(`${entry.absPath} shrank while it was archived; the archived copy is padded and may be inconsistent.`);
       } else {
-        const after = await handle.stat();
+        const after = fs.fstatSync(fd);
         if (after.size !== st.size || after.mtimeMs !== st.mtimeMs) {
           parts.warnings.push(`${entry.absPath} changed while it was archived; the archived copy may be inconsistent.`);
         }
       }
-      yield paddingFor(size);
-      record({ archivePath: entry.archivePath, size, sha256: hash.digest("hex"), mode: entry.mode, mtimeMs: st.mtimeMs });
+      await compressor.write(paddingFor(size));
+      const written = segment ? compressor.endSegment() : null;
+      written?.catch(() => undefined);
+      return { file: { archivePath: entry.archivePath, size, sha256: hash.digest("hex"), mode: entry.mode, mtimeMs: st.mtimeMs }, segment: written };
     } finally {
-      await handle.close();
+      fs.closeSync(fd);
     }
   }
 
-  async function* tarStream(): AsyncGenerator<Buffer> {
+  /** An unchanged database: its header, then the earlier archive's compressed body copied as it is. */
+  async function copyReused(entry: WalkFile, candidate: ReuseCandidate): Promise<void> {
+    const { snapshot } = candidate;
+    options.onProgress?.({ phase: "archive", bytesDone, bytesTotal, path: `${entry.archivePath} (unchanged, reused)` });
+    await compressor.write(encodeEntryHeader({ path: `${root}/${entry.archivePath}`, type: "File", size: snapshot.file.size, mode: snapshot.file.mode, mtime: new Date(snapshot.file.mtimeMs) }));
+    const segment = compressor.copySegment(candidate.archivePath, snapshot.segment);
+    segment.catch(() => undefined);
+    bytesDone += entry.size;
+    const database = { ...snapshot.database, role: entry.database?.role ?? "other", agentId: entry.database?.agentId ?? null, sourcePath: entry.absPath };
+    parts.files.push(snapshot.file);
+    parts.databases.push(database);
+    reused.push(entry.absPath);
+    reusable.push(segment.then((s) => ({ ...snapshot, sourcePath: entry.absPath, database, segment: s })));
+  }
+
+  async function writeTar(): Promise<void> {
     for (let i = 0; i < entries.length; i += 1) {
       const entry = entries[i]!;
       if (entry.type === "dir") {
         parts.directories.push({ archivePath: entry.archivePath });
-        yield encodeEntryHeader({ path: `${root}/${entry.archivePath}`, type: "Directory", size: 0, mode: 0o700, mtime: options.createdAt });
+        await compressor.write(encodeEntryHeader({ path: `${root}/${entry.archivePath}`, type: "Directory", size: 0, mode: 0o700, mtime: options.createdAt }));
         continue;
       }
       if (entry.type === "symlink") {
@@ -169,7 +216,13 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
         continue;
       }
       if (!entry.database) {
-        yield* fileBody(entry, entry.absPath, undefined, (f) => parts.files.push(f));
+        const written = await writeFile(entry, entry.absPath, undefined, false);
+        if (written) parts.files.push(written.file);
+        continue;
+      }
+      const candidate = options.reuse?.get(entry.absPath);
+      if (candidate) {
+        await copyReused(entry, candidate);
         continue;
       }
       options.onProgress?.({ phase: "snapshot", bytesDone, bytesTotal, path: entry.absPath });
@@ -186,10 +239,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
         }
         throw new OperationError("snapshot_failed", `Cannot snapshot database ${entry.absPath} (${describeError(error)}); no archive was written. Run \`openclaw-state doctor\` to see why.`, { path: entry.absPath, cause: error });
       }
-      let archived: ManifestFile | undefined;
-      yield* fileBody(entry, snap.file, fs.statSync(snap.file).size, (f) => {
-        archived = f;
-      });
+      const written = await writeFile(entry, snap.file, fs.statSync(snap.file).size, true);
       let info: DatabaseFileInfo;
       try {
         info = await snap.info;
@@ -204,54 +254,158 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
         );
       }
       fs.rmSync(snap.file, { force: true });
-      if (!archived) continue;
-      parts.files.push(archived);
-      parts.databases.push(databaseRecord(entry, info, { size: archived.size, sha256: archived.sha256, integrity: "ok" }));
+      if (!written) continue;
+      const database = databaseRecord(entry, info, { size: written.file.size, sha256: written.file.sha256, integrity: "ok" });
+      parts.files.push(written.file);
+      parts.databases.push(database);
+      const fingerprint = await snap.fingerprint;
+      if (fingerprint && written.segment) {
+        const file = written.file;
+        reusable.push(written.segment.then((segment) => ({ sourcePath: entry.absPath, fingerprint, segment, file, database })));
+      }
     }
-    yield TAR_EOF;
+    await compressor.write(TAR_EOF);
   }
 
-  // Not fsynced: the payload member is copied into the archive, which is.
-  const payloadFile = path.join(stagingDir, "payload.tar.gz");
-  try {
-    await pipeline(
-      Readable.from(tarStream(), { objectMode: false }),
-      createParallelGzip(),
-      fs.createWriteStream(payloadFile, { flags: "wx", mode: 0o600 }),
-    );
-  } finally {
-    // Settle look-ahead snapshots (a failure may leave one running) before the staging dir goes away.
-    await Promise.allSettled([...snapshots.values()].flatMap((snap) => [snap.taken, snap.info]));
-  }
-
-  const manifest = options.manifestFor(parts);
-  const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`, "utf8");
-  const head = await gzip(
-    Buffer.concat([
-      encodeEntryHeader({ path: `${root}/${MANIFEST_NAME}`, type: "File", size: manifestBytes.length, mode: 0o600, mtime: options.createdAt }),
-      manifestBytes,
-      paddingFor(manifestBytes.length),
-    ]),
-  );
-
-  options.onProgress?.({ phase: "finalize", bytesDone, bytesTotal, path: options.archivePath });
-  // Inside the staging dir (same file system as the archive): a killed run leaves nothing under the archive's own folder
-  // but the staging dir, which the next create sweeps.
-  const temp = path.join(stagingDir, `${path.basename(options.archivePath)}.tmp-${crypto.randomBytes(6).toString("hex")}`);
-  const out = await openExclusive(temp);
+  let payloadBytes: number;
   let published = false;
   try {
-    await writeFully(out, head, null);
-    for await (const chunk of fs.createReadStream(payloadFile, { highWaterMark: READ_CHUNK })) await writeFully(out, chunk as Buffer, null);
+    try {
+      await writeTar();
+      payloadBytes = await compressor.end();
+    } finally {
+      await compressor.settle();
+      // Settle look-ahead snapshots (a failure may leave one running) before the staging dir goes away.
+      await Promise.allSettled([...snapshots.values()].flatMap((snap) => [snap.taken, snap.info, snap.fingerprint]));
+    }
+    const segments = (await Promise.all(reusable)).filter((r): r is ReusableSnapshot => r !== null);
+
+    const manifest = options.manifestFor(parts);
+    const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`, "utf8");
+    const head = await compressBlock(
+      compression,
+      Buffer.concat([
+        encodeEntryHeader({ path: `${root}/${MANIFEST_NAME}`, type: "File", size: manifestBytes.length, mode: 0o600, mtime: options.createdAt }),
+        manifestBytes,
+        paddingFor(manifestBytes.length),
+      ]),
+    );
+    options.onProgress?.({ phase: "finalize", bytesDone, bytesTotal, path: options.archivePath });
+    let payloadStart = reserve;
+    const filler = headFiller(compression, reserve - head.length);
+    if (filler) {
+      await writeFully(out, Buffer.concat([head, filler]), 0);
+    } else {
+      // The manifest outgrew its reserved room: move the payload right behind it (rare; costs one copy).
+      await moveRange(out, reserve, payloadBytes, head.length);
+      await writeFully(out, head, 0);
+      await out.truncate(head.length + payloadBytes);
+      payloadStart = head.length;
+    }
     await out.sync();
     await out.close();
     publishNoClobber(temp, options.archivePath);
     published = true;
+    const sizeBytes = fs.statSync(options.archivePath).size;
+    if (sizeBytes !== payloadStart + payloadBytes) {
+      throw new OperationError("archive_size_mismatch", `${options.archivePath} is ${sizeBytes} bytes, expected ${payloadStart + payloadBytes}; the disk may be failing.`, { path: options.archivePath });
+    }
+    const shifted = segments.map((s) => ({ ...s, segment: { ...s.segment, start: s.segment.start + payloadStart } }));
+    return { manifest, sizeBytes, reusable: shifted, reused };
   } finally {
     if (!published) {
       await out.close().catch(() => undefined);
       fs.rmSync(temp, { force: true });
     }
   }
-  return { manifest, sizeBytes: fs.statSync(options.archivePath).size };
+}
+
+/**
+ * Opens a file to archive without following a link and without blocking (a FIFO swapped in after the walk would
+ * hang a plain open); null when it vanished or is no longer a regular file.
+ */
+function openRegularFile(file: string): number | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if (isVanished(error) || (error as NodeJS.ErrnoException).code === "ELOOP") return null;
+    throw error;
+  }
+  if (!fs.fstatSync(fd).isFile()) {
+    fs.closeSync(fd);
+    return null;
+  }
+  return fd;
+}
+
+function writeFullySync(fd: number, chunk: Buffer, position: number): void {
+  for (let offset = 0; offset < chunk.length; ) offset += fs.writeSync(fd, chunk, offset, chunk.length - offset, position + offset);
+}
+
+/** Below this much data the payload is simply moved behind the manifest: the copy costs less than the padding. */
+const RESERVE_FROM_BYTES = 16 * 1024 * 1024;
+
+/** Room kept in front of the payload for the compressed manifest entry: generous for the entries to come. */
+function headReserve(entries: readonly WalkEntry[]): number {
+  const bytes = entries.reduce((n, e) => n + (e.type === "file" ? e.size : 0), 0);
+  if (bytes < RESERVE_FROM_BYTES) return 0;
+  const databases = entries.filter((e) => e.type === "file" && e.database).length;
+  return 16 * 1024 + entries.length * 160 + databases * 1024;
+}
+
+const ZSTD_SKIPPABLE_MAGIC = 0x184d2a50;
+/** A gzip member with an empty body and an `extra` field: 22 bytes plus the field. */
+const GZIP_FILLER_MIN = 22;
+const GZIP_EXTRA_MAX = 0xffff;
+
+/**
+ * Exactly `size` bytes that decompress to nothing, to fill the reserved head region behind the manifest: a zstd
+ * skippable frame, or empty gzip members whose header carries an `extra` field (RFC 1952 FEXTRA). gzip, zstd,
+ * GNU tar and Node skip both. Null when `size` cannot be filled (then the payload is moved instead).
+ */
+export function headFiller(compression: Compression, size: number): Buffer | null {
+  if (compression === "zstd") {
+    if (size < 8) return null;
+    const frame = Buffer.alloc(size);
+    frame.writeUInt32LE(ZSTD_SKIPPABLE_MAGIC, 0);
+    frame.writeUInt32LE(size - 8, 4);
+    return frame;
+  }
+  if (size < GZIP_FILLER_MIN) return null;
+  const members: Buffer[] = [];
+  let left = size;
+  while (left > 0) {
+    // Leave either nothing or a whole minimal member for the next round.
+    let take = Math.min(left, GZIP_FILLER_MIN + GZIP_EXTRA_MAX);
+    if (left - take > 0 && left - take < GZIP_FILLER_MIN) take -= GZIP_FILLER_MIN;
+    const xlen = take - GZIP_FILLER_MIN;
+    const member = Buffer.alloc(take);
+    member.set([0x1f, 0x8b, 8, 0x04, 0, 0, 0, 0, 0, 0xff], 0);
+    member.writeUInt16LE(xlen, 10);
+    if (xlen >= 4) {
+      // One subfield ("OC", zero bytes) filling the field.
+      member.set([0x4f, 0x43], 12);
+      member.writeUInt16LE(xlen - 4, 14);
+    }
+    member.set([0x03, 0x00], 12 + xlen);
+    members.push(member);
+    left -= take;
+  }
+  return Buffer.concat(members);
+}
+
+/** Copies `length` bytes at `from` to `to` within one file (overlapping ranges: in the safe direction). */
+async function moveRange(handle: fs.promises.FileHandle, from: number, length: number, to: number): Promise<void> {
+  const buf = Buffer.allocUnsafeSlow(READ_CHUNK);
+  const chunks = Math.ceil(length / READ_CHUNK);
+  for (let k = 0; k < chunks; k += 1) {
+    // Moving towards the start: front to back; towards the end: back to front.
+    const i = to < from ? k : chunks - 1 - k;
+    const offset = i * READ_CHUNK;
+    const n = Math.min(READ_CHUNK, length - offset);
+    const { bytesRead } = await handle.read(buf, 0, n, from + offset);
+    if (bytesRead !== n) throw new OperationError("archive_short_read", "The temp archive ended early while it was finished; the disk may be failing.", {});
+    await writeFully(handle, buf.subarray(0, n), to + offset);
+  }
 }

@@ -21,7 +21,7 @@ Examples:
   $ openclaw-state migrate plan                # the read-only legacy migration plan
   $ openclaw-state inspect --json              # every database, sizes, row counts, leases
   $ openclaw-state sessions list --all-agents  # newest sessions of every agent
-  $ openclaw-state backup create               # verified .tar.gz in <stateDir>-backups/
+  $ openclaw-state backup create               # verified .tar.zst (.tar.gz on Node < 22.15) in <stateDir>-backups/
   $ openclaw-state --state-dir /srv/openclaw/.openclaw inspect --check
   $ openclaw-state reset --scope config+creds+sessions --dry-run
 

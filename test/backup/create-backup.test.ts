@@ -24,7 +24,7 @@ describe("createBackup", () => {
     expect(result.status).toBe("completed");
     expect(result.verified).toBe(true);
     expect(path.dirname(result.archivePath)).toBe(`${state.stateDir}-backups`);
-    expect(path.basename(result.archivePath)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}Z-openclaw-backup\.tar\.gz$/);
+    expect(path.basename(result.archivePath)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}Z-openclaw-backup\.tar\.(gz|zst)$/);
     expect(modeOf(result.archivePath)).toBe(0o600);
     expect(modeOf(path.dirname(result.archivePath))).toBe(0o700);
     expect(fs.readdirSync(path.dirname(result.archivePath))).toEqual([path.basename(result.archivePath)]);
@@ -79,7 +79,7 @@ describe("createBackup", () => {
   it("GNU tar lists the archive and extracts files with the manifest's sha256", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
-    const result = await createBackup({ paths: state.paths });
+    const result = await createBackup({ paths: state.paths, compression: "gzip" });
     const list = spawnSync("tar", ["-tzf", result.archivePath], { encoding: "utf8" });
     expect(list.status).toBe(0);
     const root = result.manifest.archiveRoot;
@@ -121,7 +121,7 @@ describe("createBackup", () => {
     expect(path.dirname(bare.archivePath)).toBe(path.join(dir, "bare"));
   });
 
-  it("refuses an output inside the state dir, but allows and excludes <stateDir>/backups", async () => {
+  it("refuses an output inside the state dir, <stateDir>/backups included (reset --scope full would delete it)", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
     // Only the failed run's backup_runs row is written.
@@ -132,15 +132,22 @@ describe("createBackup", () => {
     };
     const before = tree();
     await expect(createBackup({ paths: state.paths, output: path.join(state.stateDir, "notes", "x.tar.gz") })).rejects.toBeInstanceOf(UsageError);
-    await expect(createBackup({ paths: state.paths, output: path.join(state.stateDir, "notes", "x.tar.gz"), dryRun: true })).rejects.toMatchObject({ code: "output_inside_source" });
+    await expect(createBackup({ paths: state.paths, output: path.join(state.stateDir, "notes", "x.tar.gz"), dryRun: true })).rejects.toMatchObject({ code: "output_inside_state" });
     expect(tree()).toEqual(before);
     expect(countRows(state.paths.globalDbPath, "backup_runs", "global")).toBe(1);
 
-    const first = await createBackup({ paths: state.paths, output: `${path.join(state.stateDir, "backups")}/` });
-    const second = await createBackup({ paths: state.paths, output: `${path.join(state.stateDir, "backups")}/` });
+    await expect(createBackup({ paths: state.paths, output: `${path.join(state.stateDir, "backups")}/` })).rejects.toMatchObject({ code: "output_inside_state", exitCode: 2 });
+    expect(fs.existsSync(path.join(state.stateDir, "backups"))).toBe(false);
+    expect(tree()).toEqual(before);
+
+    // OPENCLAW_BACKUP_DIR inside the state dir is the one exception (reset never removes it); it is left out of the
+    // state asset.
+    const viaEnv = { ...state.paths, backupDir: path.join(state.stateDir, "backups") };
+    const first = await createBackup({ paths: viaEnv });
+    const second = await createBackup({ paths: viaEnv, output: `${viaEnv.backupDir}/` });
     expect(second.manifest.assets[0]!.excluded).toEqual(["backups"]);
     expect(second.manifest.files.some((f) => f.archivePath.includes("backups"))).toBe(false);
-    expect(fs.readdirSync(path.join(state.stateDir, "backups")).sort()).toEqual([path.basename(first.archivePath), path.basename(second.archivePath)].sort());
+    expect(fs.readdirSync(viaEnv.backupDir).sort()).toEqual([path.basename(first.archivePath), path.basename(second.archivePath)].sort());
   });
 
   it("--dry-run plans the same archive and writes nothing", async () => {

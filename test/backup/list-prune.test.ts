@@ -2,15 +2,34 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { createBackup } from "../../src/backup/create-backup.js";
+import { createBackup, type CreateBackupResult } from "../../src/backup/create-backup.js";
 import { listBackups } from "../../src/backup/list-backups.js";
 import { pruneBackups } from "../../src/backup/prune-backups.js";
 import { UsageError } from "../../src/core/errors.js";
+import { openGlobalDatabase } from "../../src/state/state-databases.js";
 import { seedState } from "../helpers/backup-state.js";
-import { makeTempState, snapshotTree } from "../helpers/temp-state.js";
+import { makeTempState, snapshotTree, type TempState } from "../helpers/temp-state.js";
+
+function insertMigrationRun(state: TempState, id: string, backupPath: string): void {
+  const db = openGlobalDatabase(state.paths, { mode: "write" });
+  try {
+    db.handle.prepare("INSERT INTO migration_runs (id, started_at, finished_at, status, report_json) VALUES (?, ?, ?, 'completed', ?)").run(id, Date.now(), Date.now(), JSON.stringify({ backupPath }));
+  } finally {
+    db.close();
+  }
+}
+
+function runRows(state: TempState): Array<{ id: string; archive_path: string | null; status: string }> {
+  const db = openGlobalDatabase(state.paths, { mode: "read" });
+  try {
+    return db.handle.prepare("SELECT id, archive_path, status FROM backup_runs ORDER BY created_at").all() as Array<{ id: string; archive_path: string | null; status: string }>;
+  } finally {
+    db.close();
+  }
+}
 
 describe("listBackups", () => {
-  it("merges backup_runs rows with the archives found in the backup dir", async () => {
+  it("merges backup_runs rows with the archives found in the backup dir; runs whose archive is gone only with `all`", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
     const a = await createBackup({ paths: state.paths, verify: false });
@@ -24,11 +43,30 @@ describe("listBackups", () => {
     expect(snapshotTree(state.stateDir)).toEqual(before);
     expect(result.runsRead).toBe(true);
     const byPath = new Map(result.backups.map((x) => [x.archivePath, x]));
-    expect(byPath.get(a.archivePath)).toMatchObject({ status: "completed", exists: false, runId: a.runId });
-    expect(byPath.get(b.archivePath)).toMatchObject({ status: "completed", exists: true, manifestOk: true, databases: 2 });
+    expect(byPath.has(a.archivePath)).toBe(false);
+    expect(result.hidden).toEqual({ missing: 1, failed: 0 });
+    expect(byPath.get(b.archivePath)).toMatchObject({ status: "completed", exists: true, manifestOk: true, databases: 2, compression: b.compression });
     expect(byPath.get(copied)).toMatchObject({ status: "unrecorded", manifestOk: true, runId: b.runId });
-    expect(byPath.get(path.join(state.paths.backupDir, "junk.tar.gz"))).toMatchObject({ status: "unrecorded", manifestOk: false });
+    expect(byPath.get(path.join(state.paths.backupDir, "junk.tar.gz"))).toMatchObject({ status: "unrecorded", manifestOk: false, compression: null });
     expect(result.backups[0]!.createdAt).toBeGreaterThanOrEqual(result.backups[result.backups.length - 1]!.createdAt);
+
+    const all = await listBackups({ paths: state.paths, all: true });
+    expect(all.hidden).toEqual({ missing: 0, failed: 0 });
+    expect(all.backups.find((x) => x.archivePath === a.archivePath)).toMatchObject({ status: "completed", exists: false, runId: a.runId });
+  });
+
+  it("keeps a failed run visible until a later backup succeeds", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const ok = await createBackup({ paths: state.paths, verify: false });
+    await expect(createBackup({ paths: state.paths, output: path.join(state.stateDir, "x.tar.gz") })).rejects.toThrow();
+    const listed = await listBackups({ paths: state.paths });
+    expect(listed.backups.map((x) => x.status)).toEqual(["failed", "completed"]);
+    expect(listed.backups[1]!.archivePath).toBe(ok.archivePath);
+    await createBackup({ paths: state.paths, verify: false });
+    const later = await listBackups({ paths: state.paths });
+    expect(later.backups.map((x) => x.status)).toEqual(["completed", "completed"]);
+    expect(later.hidden).toEqual({ missing: 0, failed: 1 });
   });
 
   it("works without a global DB and without a backup dir, creating neither", async () => {
@@ -41,10 +79,10 @@ describe("listBackups", () => {
 });
 
 describe("pruneBackups", () => {
-  it("keeps the N newest archives, deletes older ones, and never touches files it did not write", async () => {
+  it("keeps what the rules keep, deletes older ones, never touches files it did not write, and forgets gone runs", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
-    const made = [];
+    const made: CreateBackupResult[] = [];
     for (let i = 0; i < 4; i += 1) made.push(await createBackup({ paths: state.paths, verify: false }));
     const junk = path.join(state.paths.backupDir, "junk.tar.gz");
     const notes = path.join(state.paths.backupDir, "README.txt");
@@ -52,26 +90,68 @@ describe("pruneBackups", () => {
     fs.writeFileSync(notes, "keep me");
 
     const before = snapshotTree(state.paths.backupDir);
-    const dry = await pruneBackups({ paths: state.paths, keep: 2, dryRun: true });
+    const dry = await pruneBackups({ paths: state.paths, policy: { last: 2 }, dryRun: true });
     expect(snapshotTree(state.paths.backupDir)).toEqual(before);
     expect(dry.removed.map((r) => r.archivePath)).toEqual([made[1]!.archivePath, made[0]!.archivePath]);
+    expect(dry.kept.map((k) => [k.archivePath, k.reasons])).toEqual([
+      [made[3]!.archivePath, ["last"]],
+      [made[2]!.archivePath, ["last"]],
+    ]);
+    expect(dry.forgotten.map((f) => f.runId).sort()).toEqual([made[0]!.runId, made[1]!.runId].sort());
+    expect(runRows(state)).toHaveLength(4);
 
-    const declined = await pruneBackups({ paths: state.paths, keep: 2, confirm: async () => false });
+    const declined = await pruneBackups({ paths: state.paths, policy: { last: 2 }, confirm: async () => false });
     expect(declined.status).toBe("declined");
     expect(snapshotTree(state.paths.backupDir)).toEqual(before);
 
-    const pruned = await pruneBackups({ paths: state.paths, keep: 2, confirm: async () => true });
+    const pruned = await pruneBackups({ paths: state.paths, policy: { last: 2 }, confirm: async () => true });
     expect(pruned.status).toBe("pruned");
     expect(pruned.kept.map((k) => k.archivePath)).toEqual([made[3]!.archivePath, made[2]!.archivePath]);
     expect(pruned.ignored.map((i) => i.path)).toEqual([junk]);
     expect(fs.readdirSync(state.paths.backupDir).sort()).toEqual(
       ["README.txt", "junk.tar.gz", path.basename(made[2]!.archivePath), path.basename(made[3]!.archivePath)].sort(),
     );
+    // The removed archives' rows are forgotten, so `backup list` shows no "(missing)" rows.
+    expect(runRows(state).map((r) => r.id).sort()).toEqual([made[2]!.runId, made[3]!.runId].sort());
+    expect((await listBackups({ paths: state.paths })).hidden).toEqual({ missing: 0, failed: 0 });
   });
 
-  it("refuses --keep below 1", async () => {
+  it("never removes an archive a migration run references, unless includeMigrationBackups", async () => {
     const state = makeTempState("legacy-state");
-    await expect(pruneBackups({ paths: state.paths, keep: 0 })).rejects.toBeInstanceOf(UsageError);
-    await expect(pruneBackups({ paths: state.paths, keep: Number.NaN })).rejects.toBeInstanceOf(UsageError);
+    seedState(state);
+    const made: CreateBackupResult[] = [];
+    for (let i = 0; i < 3; i += 1) made.push(await createBackup({ paths: state.paths, verify: false }));
+    insertMigrationRun(state, "run-1", made[0]!.archivePath);
+    const kept = await pruneBackups({ paths: state.paths, policy: { last: 1 }, confirm: async () => true });
+    expect(kept.removed.map((r) => r.archivePath)).toEqual([made[1]!.archivePath]);
+    expect(kept.kept.find((k) => k.archivePath === made[0]!.archivePath)).toMatchObject({ reasons: ["migration run run-1"], migrationRuns: ["run-1"] });
+    expect(fs.existsSync(made[0]!.archivePath)).toBe(true);
+
+    const dropped = await pruneBackups({ paths: state.paths, policy: { last: 1 }, includeMigrationBackups: true, confirm: async () => true });
+    expect(dropped.removed.map((r) => r.archivePath)).toEqual([made[0]!.archivePath]);
+    expect(fs.existsSync(made[0]!.archivePath)).toBe(false);
+  });
+
+  it("leaves archives of another state dir alone, and groups config-only archives apart", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const other = makeTempState("legacy-state");
+    seedState(other);
+    const foreign = await createBackup({ paths: other.paths, output: `${state.paths.backupDir}/`, verify: false });
+    const full = await createBackup({ paths: state.paths, verify: false });
+    const configOnly = await createBackup({ paths: state.paths, onlyConfig: true, verify: false });
+    const newer = await createBackup({ paths: state.paths, verify: false });
+    const result = await pruneBackups({ paths: state.paths, policy: { last: 1 }, confirm: async () => true });
+    expect(result.ignored).toEqual([{ path: foreign.archivePath, reason: `an archive of another state dir (${other.stateDir})` }]);
+    expect(result.removed.map((r) => r.archivePath)).toEqual([full.archivePath]);
+    expect(result.kept.map((k) => k.archivePath).sort()).toEqual([configOnly.archivePath, newer.archivePath].sort());
+  });
+
+  it("refuses a policy without a rule, or with a count below 1", async () => {
+    const state = makeTempState("legacy-state");
+    await expect(pruneBackups({ paths: state.paths, policy: {} })).rejects.toThrow(/needs a retention rule/);
+    await expect(pruneBackups({ paths: state.paths, policy: { last: 0 } })).rejects.toBeInstanceOf(UsageError);
+    await expect(pruneBackups({ paths: state.paths, policy: { daily: Number.NaN } })).rejects.toBeInstanceOf(UsageError);
+    await expect(pruneBackups({ paths: state.paths, policy: { within: "5x" } })).rejects.toThrow(/--keep-within/);
   });
 });

@@ -188,10 +188,14 @@ describe("restoreBackup", () => {
   it("keeps a backups dir inside the state dir (the archive it restores from included), and recreates a deleted state dir", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
-    const backup = await createBackup({ paths: state.paths, output: `${path.join(state.stateDir, "backups")}/` });
-    const result = await restoreBackup({ paths: state.paths, archivePath: backup.archivePath, confirm: yes });
+    // create refuses a destination inside the state dir; an operator can still copy an archive there.
+    const made = await createBackup({ paths: state.paths });
+    const inside = path.join(state.stateDir, "backups", path.basename(made.archivePath));
+    fs.mkdirSync(path.dirname(inside), { mode: 0o700 });
+    fs.copyFileSync(made.archivePath, inside);
+    const result = await restoreBackup({ paths: state.paths, archivePath: inside, confirm: yes });
     expect(result.status).toBe("restored");
-    expect(fs.existsSync(backup.archivePath)).toBe(true);
+    expect(fs.existsSync(inside)).toBe(true);
 
     const outside = await createBackup({ paths: state.paths });
     fs.rmSync(state.stateDir, { recursive: true });

@@ -207,7 +207,7 @@ describe("restore trust boundary", () => {
         const r = await runBin(args, state.env, { timeoutMs: 20_000 });
         expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(2);
         expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
-        expect(r.stderr).toMatch(new RegExp(`^error: .* is ${kind}, not an archive; pass the path of a \\.tar\\.gz file`));
+        expect(r.stderr).toMatch(new RegExp(`^error: .* is ${kind}, not an archive; pass the path of a \\.tar\\.gz or \\.tar\\.zst file`));
       }
     }
   });

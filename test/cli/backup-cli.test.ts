@@ -108,13 +108,62 @@ describe("openclaw-state backup (binary)", () => {
     expect(fs.readdirSync(state.paths.backupDir)).toHaveLength(1);
   });
 
+  it("prune: retention flags are validated (no NaN), the dry run names the rule that keeps each archive", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    for (let i = 0; i < 3; i += 1) expect((await runInProcess(["backup", "create", "--no-verify"], state.env)).code).toBe(0);
+    const before = snapshotTree(state.paths.backupDir);
+    for (const [args, message] of [
+      [["--keep", "-1"], /Invalid --keep value "-1": use a whole number of at least 1 \(for example --keep 7\)/],
+      [["--keep-daily", "1.5"], /Invalid --keep-daily value "1\.5"/],
+      [["--keep-within", "3x"], /Invalid --keep-within value "3x": use whole numbers with units/],
+      [["--keep", "2", "--keep-last", "2"], /--keep is another name for --keep-last/],
+    ] as const) {
+      const run = await runInProcess(["backup", "prune", ...args, "--yes"], state.env);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr).not.toMatch(/NaN/);
+    }
+    expect(snapshotTree(state.paths.backupDir)).toEqual(before);
+
+    const dry = await runInProcess(["backup", "prune", "--keep-last", "1", "--keep-within", "1h", "--dry-run"], state.env);
+    expect(dry.code, dry.stderr).toBe(0);
+    // All three are within an hour of the newest one; the newest is also the last one.
+    expect(dry.stdout).toMatch(/keep last 1, within 1h\): keeping 3 archive\(s\), would remove 0/);
+    expect(dry.stdout).toMatch(/keep {3}\S+ \(.*\) by within 1h, last/);
+    const dryJson = JSON.parse((await runInProcess(["backup", "prune", "--keep-last", "1", "--dry-run", "--json"], state.env)).stdout);
+    expect(dryJson).toMatchObject({ ok: true, status: "dry-run", policy: { last: 1 } });
+    expect(dryJson.kept.map((k: { reasons: string[] }) => k.reasons)).toEqual([["last"]]);
+    expect(dryJson.removed).toHaveLength(2);
+    expect(snapshotTree(state.paths.backupDir)).toEqual(before);
+  });
+
+  it("list hides runs whose archive is gone (one line says so) and --all shows them; create refuses a destination inside the state dir", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const first = JSON.parse((await runInProcess(["backup", "create", "--no-verify", "--json"], state.env)).stdout).archivePath as string;
+    expect((await runInProcess(["backup", "create", "--no-verify"], state.env)).code).toBe(0);
+    fs.rmSync(first);
+    const listed = await runInProcess(["backup", "list"], state.env);
+    expect(listed.stdout).not.toContain(first);
+    expect(listed.stdout).toMatch(/1 run\(s\) whose archive is gone not shown \(--all lists them; `backup prune` forgets them\)/);
+    const all = await runInProcess(["backup", "list", "--all"], state.env);
+    expect(all.stdout).toMatch(new RegExp(`${first.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(missing\\)`));
+
+    const inside = await runBin(["backup", "create", "--output", `${path.join(state.stateDir, "backups")}/`], state.env);
+    expect(inside.code).toBe(2);
+    expect(inside.stderr.trim().split("\n")).toHaveLength(1);
+    expect(inside.stderr).toMatch(/is inside the state dir .* where `reset --scope full` would delete the archives/);
+    expect(fs.existsSync(path.join(state.stateDir, "backups"))).toBe(false);
+  });
+
   it("create --dry-run prints the plan and writes nothing; human output lists assets and skips", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
     const before = snapshotTree(state.root);
     const dry = await runInProcess(["backup", "create", "--dry-run"], state.env);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toMatch(/Dry run: would write .*openclaw-backup\.tar\.gz \(nothing was written\)/);
+    expect(dry.stdout).toMatch(/Dry run: would write .*openclaw-backup\.tar\.(gz|zst) \(nothing was written\)/);
     expect(dry.stdout).toMatch(/skipped credentials .*: missing/);
     expect(snapshotTree(state.root)).toEqual(before);
   });

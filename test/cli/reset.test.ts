@@ -275,7 +275,7 @@ describe("reset --backup", () => {
     const run = await runInProcess(["reset", "--scope", "full", "--backup", "--yes", "--json"], s.env);
     expect(run.code, run.stderr).toBe(0);
     const doc = JSON.parse(run.stdout);
-    expect(doc.backupPath).toMatch(/openclaw-backup\.tar\.gz$/);
+    expect(doc.backupPath).toMatch(/openclaw-backup\.tar\.(gz|zst)$/);
     expect(path.dirname(doc.backupPath)).toBe(s.paths.backupDir);
     expect(pathExists(s.stateDir)).toBe(false);
     const check = await verifyBackup(doc.backupPath);

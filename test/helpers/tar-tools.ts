@@ -14,9 +14,16 @@ export interface RawEntry {
   headerSize?: number;
 }
 
-/** Every entry of a .tar.gz with its bytes (pax path records applied). */
+/** The tar bytes of a .tar.gz or .tar.zst (by magic bytes; zstd needs a Node that has it). */
+export function inflateArchive(file: string): Buffer {
+  const bytes = fs.readFileSync(file);
+  if (bytes[0] === 0x28 && bytes[1] === 0xb5) return (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer }).zstdDecompressSync(bytes);
+  return zlib.gunzipSync(bytes);
+}
+
+/** Every entry of a .tar.gz or .tar.zst with its bytes (pax path records applied). */
 export function readRawEntries(file: string): RawEntry[] {
-  const tar = zlib.gunzipSync(fs.readFileSync(file));
+  const tar = inflateArchive(file);
   const entries: RawEntry[] = [];
   let pos = 0;
   let ex: Record<string, unknown> | undefined;
@@ -60,9 +67,17 @@ export function writeRawArchive(file: string, entries: readonly RawEntry[], opti
   fs.writeFileSync(file, zlib.gzipSync(tarBytes(entries, options.eof ?? true)));
 }
 
-/** Appends gzip members that inflate to `mib` MiB of zeros (a decompression bomb in a few KiB). */
+/** Appends gzip members (zstd frames to a .tar.zst) that inflate to `mib` MiB of zeros: a bomb in a few KiB. */
 export function appendZeroBomb(file: string, mib: number): void {
-  const member = zlib.gzipSync(Buffer.alloc(1024 * 1024), { level: 9 });
+  const head = Buffer.alloc(2);
+  const probe = fs.openSync(file, "r");
+  fs.readSync(probe, head, 0, 2, 0);
+  fs.closeSync(probe);
+  const zeros = Buffer.alloc(1024 * 1024);
+  const member =
+    head[0] === 0x28 && head[1] === 0xb5
+      ? (zlib as unknown as { zstdCompressSync(b: Buffer): Buffer }).zstdCompressSync(zeros)
+      : zlib.gzipSync(zeros, { level: 9 });
   const fd = fs.openSync(file, "a");
   try {
     for (let i = 0; i < mib; i += 1) fs.writeSync(fd, member);

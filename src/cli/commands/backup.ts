@@ -1,13 +1,18 @@
 // `backup create|verify|restore|list|prune`: options → core backup functions → renderer.
 import type { Command } from "commander";
+import { parseCompression } from "../../backup/compression.js";
+import { parseRetentionDuration, type RetentionPolicy } from "../../backup/retention.js";
 import type { BackupProgressEvent } from "../../backup/types.js";
 import path from "node:path";
 import { ConsentRequiredError, UsageError } from "../../core/errors.js";
+import { parseWholeNumber } from "../parse-options.js";
 import { createCommandContext, type CliHost, type CommandContext } from "../context.js";
 import type { Progress } from "../output.js";
 
 export interface BackupCreateCommandOptions {
   output?: string;
+  compression?: string;
+  reuse: boolean;
   verify: boolean;
   dryRun: boolean;
   onlyConfig: boolean;
@@ -25,10 +30,34 @@ export interface BackupRestoreCommandOptions {
 }
 
 export interface BackupPruneCommandOptions {
-  keep: number;
+  keep?: string;
+  keepLast?: string;
+  keepDaily?: string;
+  keepWeekly?: string;
+  keepMonthly?: string;
+  keepWithin?: string;
+  includeMigrationBackups: boolean;
   dir?: string;
   dryRun: boolean;
   yes: boolean;
+}
+
+/** The retention flags as a policy; every value is checked here so a typo is a usage error naming the flag. */
+function prunePolicy(opts: BackupPruneCommandOptions): RetentionPolicy {
+  if (opts.keep !== undefined && opts.keepLast !== undefined) throw new UsageError("--keep is another name for --keep-last; give only one of them.", "invalid_option");
+  const count = (raw: string | undefined, flag: string): number | undefined => (raw === undefined ? undefined : parseWholeNumber(raw, flag, { min: 1 }, "7"));
+  const policy: RetentionPolicy = {
+    last: count(opts.keepLast, "--keep-last") ?? count(opts.keep, "--keep"),
+    daily: count(opts.keepDaily, "--keep-daily"),
+    weekly: count(opts.keepWeekly, "--keep-weekly"),
+    monthly: count(opts.keepMonthly, "--keep-monthly"),
+  };
+  if (opts.keepWithin !== undefined) {
+    parseRetentionDuration(opts.keepWithin);
+    policy.within = opts.keepWithin.trim().toLowerCase();
+  }
+  for (const key of Object.keys(policy) as Array<keyof RetentionPolicy>) if (policy[key] === undefined) delete policy[key];
+  return policy;
 }
 
 const render = () => import("../render/backup-render.js");
@@ -88,10 +117,6 @@ async function requireStateOrBackups(ctx: CommandContext, dir: string | undefine
   ctx.output.warn(`warning: no state dir at ${ctx.paths.stateDir} (removed by a reset?); listing the backups in ${ctx.paths.backupDir}.`);
 }
 
-function parseKeep(value: string): number {
-  return /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
-}
-
 export function registerBackupCommand(program: Command, host: CliHost): void {
   const backup = program
     .command("backup")
@@ -100,13 +125,15 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
 
   backup
     .command("create")
-    .description("write a verified .tar.gz of the state dir (SQLite snapshots via VACUUM INTO), config, credentials and workspaces")
-    .option("--output <file|dir/>", "archive file, or a directory for the default name (default: <stateDir>-backups/)")
+    .description("write a verified .tar.zst/.tar.gz of the state dir (SQLite snapshots via VACUUM INTO), config, credentials and workspaces")
+    .option("--output <file|dir/>", "archive file (.tar.zst or .tar.gz), or a directory for the default name (default: <stateDir>-backups/)")
+    .option("--compression <zstd|gzip>", "archive compression (default: zstd on Node >= 22.15, else gzip; or the --output name's)")
+    .option("--no-reuse", "snapshot every database afresh, even one unchanged since the last verified archive")
     .option("--no-verify", "skip re-reading and verifying the finished archive")
     .option("--dry-run", "plan and check everything, write nothing", false)
     .option("--only-config", "back up only the config file", false)
     .option("--no-include-workspace", "leave the agent workspaces out")
-    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup create\n  $ openclaw-state backup create --output /mnt/backups/ --json")
+    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup create\n  $ openclaw-state backup create --output /mnt/backups/ --json\n  $ openclaw-state backup create --compression gzip   # readable by Node 20 and plain tar xzf")
     .action(async (opts: BackupCreateCommandOptions, command: Command) => {
       const ctx = createCommandContext(command, host, opts.onlyConfig ? "write" : "read");
       const [{ createBackup }, { renderBackupCreate }] = await Promise.all([import("../../backup/create-backup.js"), render()]);
@@ -114,6 +141,8 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
         createBackup({
           paths: ctx.paths,
           output: opts.output,
+          compression: opts.compression === undefined ? undefined : parseCompression(opts.compression),
+          reuse: opts.reuse,
           verify: opts.verify,
           dryRun: opts.dryRun,
           onlyConfig: opts.onlyConfig,
@@ -187,31 +216,43 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .command("list")
     .description("recorded backup runs and the archives in the backup directory (read-only)")
     .option("--dir <dir>", "backup directory to scan (default: <stateDir>-backups)")
-    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup list\n  $ openclaw-state backup list --json")
-    .action(async (opts: { dir?: string }, command: Command) => {
+    .option("--all", "also list recorded runs whose archive is gone (hidden by default; `backup prune` forgets them)", false)
+    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup list\n  $ openclaw-state backup list --all --json")
+    .action(async (opts: { dir?: string; all: boolean }, command: Command) => {
       const ctx = createCommandContext(command, host);
       await requireStateOrBackups(ctx, opts.dir);
       const [{ listBackups }, { renderBackupList }] = await Promise.all([import("../../backup/list-backups.js"), render()]);
-      renderBackupList(ctx.output, await listBackups({ paths: ctx.paths, dir: opts.dir }));
+      renderBackupList(ctx.output, await listBackups({ paths: ctx.paths, dir: opts.dir, all: opts.all }));
       host.setExitCode(0);
     });
 
   backup
     .command("prune")
-    .description("delete all but the N newest archives this tool wrote in the backup directory")
-    .requiredOption("--keep <n>", "how many of the newest archives to keep (at least 1)", parseKeep)
+    .description("delete the archives no retention rule keeps (restic forget semantics; only archives this tool wrote for this state dir)")
+    .option("--keep-last <n>", "keep the n newest archives")
+    .option("--keep-daily <n>", "keep the newest archive of each of the last n days that have one")
+    .option("--keep-weekly <n>", "keep the newest archive of each of the last n ISO weeks that have one")
+    .option("--keep-monthly <n>", "keep the newest archive of each of the last n months that have one")
+    .option("--keep-within <duration>", "keep every archive within this long of the newest one (y, m=months, w, d, h: 30d, 1y6m)")
+    .option("--keep <n>", "same as --keep-last")
+    .option("--include-migration-backups", "let the rules remove archives a migration run names as its backup (kept otherwise)", false)
     .option("--dir <dir>", "backup directory (default: <stateDir>-backups)")
-    .option("--dry-run", "print what would be deleted", false)
+    .option("--dry-run", "list what would be kept (and by which rule) and removed", false)
     .option("-y, --yes", "do not ask for confirmation", false)
-    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup prune --keep 7 --dry-run\n  $ openclaw-state backup prune --keep 7 --yes")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ openclaw-state backup prune --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --dry-run\n  $ openclaw-state backup prune --keep-last 3 --keep-within 14d --yes\n\nAn archive kept by any rule stays; the newest archive always matches every rule.",
+    )
     .action(async (opts: BackupPruneCommandOptions, command: Command) => {
       const ctx = createCommandContext(command, host, opts.dir ? "any" : "write");
+      const policy = prunePolicy(opts);
       const [{ pruneBackups }, { renderBackupPrune }] = await Promise.all([import("../../backup/prune-backups.js"), render()]);
       const result = await pruneBackups({
         paths: ctx.paths,
-        keep: opts.keep,
+        policy,
         dir: opts.dir,
         dryRun: opts.dryRun,
+        includeMigrationBackups: opts.includeMigrationBackups,
         confirm: async (remove) => {
           if (opts.yes) return true;
           if (!ctx.output.canPrompt) {

@@ -53,7 +53,8 @@ export function renderBackupCreate(output: Output, result: CreateBackupResult): 
   const s = output.style;
   const m = result.manifest;
   if (result.status === "dry-run") output.log(s.bold(`Dry run: would write ${result.archivePath} (nothing was written)`));
-  else output.log(`${s.green("✓")} ${s.bold(`Backup written: ${result.archivePath}`)} (${formatBytes(result.sizeBytes)}${result.verified ? ", verified" : ", not verified"})`);
+  else output.log(`${s.green("✓")} ${s.bold(`Backup written: ${result.archivePath}`)} (${result.compression}, ${formatBytes(result.sizeBytes)}${result.verified ? ", verified" : ", not verified"})`);
+  if (result.reusedDatabases.length > 0) output.log(s.dim(`  ${result.reusedDatabases.length} unchanged database(s) copied from the last verified archive (sha256-checked)`));
   for (const a of m.assets) output.log(`  ${a.kind.padEnd(11)} ${a.sourcePath}${a.excluded.length ? s.dim(` (left out: ${a.excluded.join(", ")})`) : ""}`);
   output.log(`  ${databasesLine(m)}`);
   renderSkipped(output, m.skipped);
@@ -150,8 +151,15 @@ export function renderBackupList(output: Output, result: ListBackupsResult): voi
   output.log(s.bold(`Backups (directory ${result.backupDir}${result.runsRead ? "" : "; no global database, so no recorded runs"}):`));
   if (result.backups.length === 0) output.log("  none");
   for (const b of result.backups) {
-    const flags = [b.exists ? "" : "missing", b.manifestOk === false ? "not readable" : ""].filter(Boolean).join(", ");
-    output.log(`  ${formatTime(b.createdAt)}  ${b.status.padEnd(10)} ${formatBytes(b.sizeBytes).padStart(10)}  ${b.archivePath}${flags ? s.yellow(` (${flags})`) : ""}`);
+    const unreadable = b.problemCode === "zstd_unsupported" ? "zstd: needs Node.js 22.15 or newer to read" : "not readable";
+    const flags = [b.exists ? "" : "missing", b.manifestOk === false ? unreadable : ""].filter(Boolean).join(", ");
+    const kind = b.compression ?? (b.exists ? "?" : "");
+    output.log(`  ${formatTime(b.createdAt)}  ${b.status.padEnd(10)} ${kind.padEnd(4)} ${formatBytes(b.sizeBytes).padStart(10)}  ${b.archivePath}${flags ? s.yellow(` (${flags})`) : ""}`);
+  }
+  const { missing, failed } = result.hidden;
+  if (missing + failed > 0) {
+    const parts = [missing > 0 ? `${missing} run(s) whose archive is gone` : "", failed > 0 ? `${failed} older failed run(s)` : ""].filter(Boolean).join(" and ");
+    output.log(s.dim(`  ${parts} not shown (--all lists them; \`backup prune\` forgets them)`));
   }
   renderWarnings(output, result.warnings);
 }
@@ -164,8 +172,26 @@ export function renderBackupPrune(output: Output, result: PruneBackupsResult): v
   const s = output.style;
   const verb = result.status === "pruned" ? "removed" : result.status === "dry-run" ? "would remove" : "not removed (declined)";
   const list = result.status === "declined" ? [] : result.removed;
-  output.log(s.bold(`${result.backupDir}: keeping ${result.kept.length} newest archive(s), ${verb} ${result.status === "declined" ? "" : list.length}`.trimEnd()));
-  for (const r of list) output.log(`  ${verb} ${r.archivePath} (${formatTime(r.createdAt)}, ${formatBytes(r.sizeBytes)})`);
+  const rules = describePolicy(result.policy);
+  output.log(s.bold(`${result.backupDir} (${rules}): keeping ${result.kept.length} archive(s), ${verb} ${result.status === "declined" ? "" : list.length}`.trimEnd()));
+  if (result.status === "dry-run" || output.verbose) {
+    for (const k of result.kept) output.log(`  keep   ${k.archivePath} (${formatTime(k.createdAt)}, ${formatBytes(k.sizeBytes)}) ${s.dim(`by ${k.reasons.join(", ")}`)}`);
+  }
+  for (const r of list) output.log(`  ${result.status === "dry-run" ? "remove" : verb} ${r.archivePath} (${formatTime(r.createdAt)}, ${formatBytes(r.sizeBytes)})`);
   for (const i of result.ignored) output.log(s.dim(`  left alone ${i.path}: ${i.reason}`));
+  if (result.forgotten.length > 0) {
+    output.log(s.dim(`  ${result.status === "pruned" ? "forgot" : "would forget"} ${result.forgotten.length} backup_runs row(s) whose archive is gone`));
+  }
   renderWarnings(output, result.warnings);
+}
+
+function describePolicy(policy: PruneBackupsResult["policy"]): string {
+  const parts = [
+    policy.last ? `last ${policy.last}` : "",
+    policy.daily ? `daily ${policy.daily}` : "",
+    policy.weekly ? `weekly ${policy.weekly}` : "",
+    policy.monthly ? `monthly ${policy.monthly}` : "",
+    policy.within ? `within ${policy.within}` : "",
+  ];
+  return `keep ${parts.filter(Boolean).join(", ")}`;
 }

@@ -1,0 +1,164 @@
+// Block-parallel gzip/zstd writer: blocks compressed on several threads, written in order, with cuttable segments.
+//
+// Compression is the bulk of a backup's CPU time. Fixed-size blocks are compressed independently on the libuv
+// pool (see compressBlock) and written in order; the cost is a dictionary reset per block (under 0.5% with
+// 4 MiB blocks). Memory stays bounded: at most `concurrency` blocks are in flight. A segment is a run of whole
+// blocks whose bytes (offset, length, sha256) are known once written, so a later archive can copy them as they
+// are; `copySegment` is that copy, checked against the sha256 recorded when the segment was first written.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import { OperationError } from "../core/errors.js";
+import { compressBlock, type Compression } from "./compression.js";
+
+export interface ParallelCompressorOptions {
+  compression: Compression;
+  /** Uncompressed bytes per block (default 4 MiB). */
+  blockSize?: number;
+  /** Blocks in flight (default: cores, at most the 4 libuv pool threads, plus one so no core idles between blocks). */
+  concurrency?: number;
+  level?: number;
+}
+
+/** Where a segment landed in the output: byte range and the sha256 of those compressed bytes. */
+export interface WrittenSegment {
+  start: number;
+  length: number;
+  sha256: string;
+}
+
+const COPY_CHUNK = 1024 * 1024;
+
+export class ParallelCompressor {
+  /** The block being filled, and blocks whose compression finished (reused: large buffers churn the GC). */
+  private block: Buffer | null = null;
+  private readonly spare: Buffer[] = [];
+  private size = 0;
+  /** Every write to `sink` runs on this chain, in submission order. */
+  private chain: Promise<void> = Promise.resolve();
+  /** Chain links of blocks not yet written; their count bounds memory. */
+  private readonly inFlight: Array<Promise<void>> = [];
+  private written = 0;
+  private segment: { start: number; hash: crypto.Hash } | null = null;
+  private readonly blockSize: number;
+  private readonly concurrency: number;
+
+  constructor(
+    private readonly sink: (chunk: Buffer) => Promise<void>,
+    private readonly options: ParallelCompressorOptions,
+  ) {
+    this.blockSize = options.blockSize ?? 4 * 1024 * 1024;
+    this.concurrency = Math.max(1, options.concurrency ?? Math.min(os.availableParallelism(), 4) + 1);
+  }
+
+  /** Bytes handed to the sink so far. */
+  get bytesWritten(): number {
+    return this.written;
+  }
+
+  /** Copies `chunk` into the current block (the caller may reuse `chunk` once this resolves). */
+  async write(chunk: Buffer): Promise<void> {
+    let offset = 0;
+    while (offset < chunk.length) {
+      this.block ??= this.spare.pop() ?? Buffer.allocUnsafeSlow(this.blockSize);
+      const take = Math.min(this.blockSize - this.size, chunk.length - offset);
+      chunk.copy(this.block, this.size, offset, offset + take);
+      this.size += take;
+      offset += take;
+      if (this.size === this.blockSize) this.cut();
+      while (this.inFlight.length >= this.concurrency) await this.inFlight.shift();
+    }
+  }
+
+  /** Ends the current block early: the next byte starts a new gzip member / zstd frame. */
+  cut(): void {
+    if (this.size === 0 || !this.block) return;
+    const buffer = this.block;
+    const job = compressBlock(this.options.compression, buffer.subarray(0, this.size), { level: this.options.level });
+    this.block = null;
+    this.size = 0;
+    // The buffer is free again once the codec is done with it, written or not.
+    void job.then(
+      () => this.spare.push(buffer),
+      () => undefined,
+    );
+    this.inFlight.push(this.enqueue(async () => this.emit(await job)));
+  }
+
+  /** Starts a segment at the next block boundary (segments do not nest). */
+  beginSegment(): void {
+    this.cut();
+    void this.enqueue(async () => {
+      this.segment = { start: this.written, hash: crypto.createHash("sha256") };
+    });
+  }
+
+  /** Ends the segment at a block boundary; resolves once its last byte is written. */
+  endSegment(): Promise<WrittenSegment> {
+    this.cut();
+    let result!: WrittenSegment;
+    return this.enqueue(async () => {
+      const seg = this.segment!;
+      this.segment = null;
+      result = { start: seg.start, length: this.written - seg.start, sha256: seg.hash.digest("hex") };
+    }).then(() => result);
+  }
+
+  /**
+   * Copies `source`'s compressed bytes [start, start+length) as a segment of their own. The bytes must hash to
+   * `sha256` (what was recorded when they were first written); otherwise the write fails and nothing is reused.
+   */
+  copySegment(source: string, from: WrittenSegment): Promise<WrittenSegment> {
+    this.cut();
+    let result!: WrittenSegment;
+    return this.enqueue(async () => {
+      const handle = await fs.promises.open(source, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+      try {
+        const start = this.written;
+        const hash = crypto.createHash("sha256");
+        let done = 0;
+        const buf = Buffer.allocUnsafeSlow(COPY_CHUNK);
+        while (done < from.length) {
+          const { bytesRead } = await handle.read(buf, 0, Math.min(COPY_CHUNK, from.length - done), from.start + done);
+          if (bytesRead === 0) break;
+          const chunk = buf.subarray(0, bytesRead);
+          hash.update(chunk);
+          await this.emit(chunk);
+          done += bytesRead;
+        }
+        const sha256 = hash.digest("hex");
+        if (done !== from.length || sha256 !== from.sha256) {
+          throw new OperationError("reuse_mismatch", `The reused bytes of ${source} changed while they were copied (sha256 mismatch); no archive was written. Run the backup again.`, { path: source });
+        }
+        result = { start, length: done, sha256 };
+      } finally {
+        await handle.close();
+      }
+    }).then(() => result);
+  }
+
+  /** Flushes the last block and waits for every write; returns the total bytes written. */
+  async end(): Promise<number> {
+    this.cut();
+    await this.chain;
+    return this.written;
+  }
+
+  /** Waits for queued work to settle (after a failure), so nothing writes after the caller cleans up. */
+  async settle(): Promise<void> {
+    await this.chain.catch(() => undefined);
+  }
+
+  private async emit(chunk: Buffer): Promise<void> {
+    await this.sink(chunk);
+    this.segment?.hash.update(chunk);
+    this.written += chunk.length;
+  }
+
+  private enqueue(step: () => Promise<void>): Promise<void> {
+    const link = this.chain.then(step);
+    link.catch(() => undefined);
+    this.chain = link;
+    return link;
+  }
+}

@@ -1,0 +1,189 @@
+// gzip and zstd archives: default per runtime, naming, detection by magic bytes, GNU tar interop, the Node 20 message.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import zlib from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { resolveArchiveOutput } from "../../src/backup/archive-output.js";
+import { compressionForName, defaultCompression, parseCompression, sniffCompression, zstdSupported } from "../../src/backup/compression.js";
+import { createBackup } from "../../src/backup/create-backup.js";
+import { ParallelCompressor } from "../../src/backup/parallel-compress.js";
+import { restoreBackup } from "../../src/backup/restore-backup.js";
+import { verifyBackup } from "../../src/backup/verify-archive.js";
+import { UsageError } from "../../src/core/errors.js";
+import { agentDb, countRows, seedState } from "../helpers/backup-state.js";
+import { makeTempDir, makeTempState, runBin } from "../helpers/temp-state.js";
+
+const hasZstdCli = spawnSync("zstd", ["--version"]).status === 0;
+if (!hasZstdCli) console.warn("note: the zstd CLI is not installed (apt-get install zstd): GNU tar --zstd interop checks are skipped");
+const zstdSync = (zlib as unknown as { zstdDecompressSync?: (b: Buffer) => Buffer }).zstdDecompressSync;
+
+describe("compression basics", () => {
+  it("defaults to zstd exactly where node:zlib has it", () => {
+    expect(zstdSupported()).toBe(typeof (zlib as unknown as Record<string, unknown>).zstdCompress === "function");
+    expect(defaultCompression()).toBe(zstdSupported() ? "zstd" : "gzip");
+  });
+
+  it("names and flag values", () => {
+    expect(compressionForName("/x/a.tar.gz")).toBe("gzip");
+    expect(compressionForName("/x/a.TGZ")).toBe("gzip");
+    expect(compressionForName("/x/a.tar.zst")).toBe("zstd");
+    expect(compressionForName("/x/a.tzst")).toBe("zstd");
+    expect(compressionForName("/x/a.tar")).toBeNull();
+    expect(parseCompression(" ZSTD ")).toBe("zstd");
+    expect(() => parseCompression("xz")).toThrow(/Invalid --compression value "xz": use zstd or gzip/);
+  });
+
+  it("an explicit --compression and a contradicting --output name is a usage error; a bare dir gets the matching extension", () => {
+    const state = makeTempState("legacy-state");
+    const when = new Date("2026-01-02T03:04:05.678Z");
+    expect(() => resolveArchiveOutput(path.join(state.root, "a.tar.gz"), state.paths, when, "zstd")).toThrow(/names a gzip archive but --compression zstd/);
+    const gz = resolveArchiveOutput(`${state.root}/out/`, state.paths, when, "gzip");
+    expect(path.basename(gz.archivePath)).toBe("2026-01-02T03-04-05.678Z-openclaw-backup.tar.gz");
+    expect(gz.root).toBe("2026-01-02T03-04-05.678Z-openclaw-backup");
+    expect(resolveArchiveOutput(path.join(state.root, "named.tar.gz"), state.paths, when).compression).toBe("gzip");
+  });
+
+  it("blocks and segments: concatenated members/frames decode as one stream; a copied segment must hash as recorded", async () => {
+    const dir = makeTempDir();
+    const data = Buffer.from(Array.from({ length: 40_000 }, (_, i) => `line ${i} ${i % 7 === 0 ? "seven" : "other"}\n`).join(""));
+    for (const compression of zstdSupported() ? (["gzip", "zstd"] as const) : (["gzip"] as const)) {
+      const out: Buffer[] = [];
+      const c = new ParallelCompressor(async (b) => void out.push(Buffer.from(b)), { compression, blockSize: 64 * 1024, concurrency: 3 });
+      await c.write(data.subarray(0, 1000));
+      c.beginSegment();
+      await c.write(data.subarray(1000, 300_000));
+      const seg = await c.endSegment();
+      await c.write(data.subarray(300_000));
+      await c.end();
+      const bytes = Buffer.concat(out);
+      const decode = (b: Buffer): Buffer => (compression === "gzip" ? zlib.gunzipSync(b) : zstdSync!(b));
+      expect(decode(bytes).equals(data)).toBe(true);
+      // The segment alone decodes to exactly its input: it starts and ends on block boundaries.
+      expect(decode(bytes.subarray(seg.start, seg.start + seg.length)).equals(data.subarray(1000, 300_000))).toBe(true);
+
+      const source = path.join(dir, `src-${compression}`);
+      fs.writeFileSync(source, bytes);
+      const copied: Buffer[] = [];
+      const d = new ParallelCompressor(async (b) => void copied.push(Buffer.from(b)), { compression });
+      const again = await d.copySegment(source, seg);
+      await d.end();
+      expect(again).toEqual({ start: 0, length: seg.length, sha256: seg.sha256 });
+      const e = new ParallelCompressor(async () => undefined, { compression });
+      await expect(e.copySegment(source, { ...seg, sha256: "0".repeat(64) })).rejects.toMatchObject({ code: "reuse_mismatch" });
+    }
+  });
+});
+
+describe.runIf(zstdSupported())("zstd archives (Node >= 22.15)", () => {
+  it("create writes .tar.zst by default; verify and restore read it; GNU tar --zstd extracts it", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const made = await createBackup({ paths: state.paths });
+    expect(made.compression).toBe("zstd");
+    expect(made.archivePath).toMatch(/\.tar\.zst$/);
+    expect(sniffCompression(made.archivePath)).toBe("zstd");
+    expect((await verifyBackup(made.archivePath)).ok).toBe(true);
+    if (hasZstdCli) {
+      const x = makeTempDir();
+      const tar = spawnSync("tar", ["--zstd", "-xf", made.archivePath, "-C", x], { encoding: "utf8" });
+      expect(tar.status, tar.stderr).toBe(0);
+      const root = path.join(x, path.basename(made.archivePath, ".tar.zst"));
+      expect(JSON.parse(fs.readFileSync(path.join(root, "manifest.json"), "utf8")).runId).toBe(made.runId);
+      const db = path.join(root, "payload/state/agents/main/agent/openclaw-agent.sqlite");
+      // The sqlite3 shell as an independent reader of what we wrote.
+      expect(spawnSync("sqlite3", [db, "SELECT count(*) FROM sessions"], { encoding: "utf8" }).stdout.trim()).toBe("20");
+    }
+    const target = path.join(makeTempDir(), "restored");
+    const restored = await restoreBackup({ paths: state.paths, archivePath: made.archivePath, target, confirm: async () => true });
+    expect(restored.status).toBe("restored");
+  });
+
+  it("detects the codec by magic bytes, not by name, and refuses a corrupt zstd stream", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const gz = await createBackup({ paths: state.paths, compression: "gzip", verify: false });
+    const zst = await createBackup({ paths: state.paths, verify: false });
+    const dir = makeTempDir();
+    const gzNamedZst = path.join(dir, "really-gzip.tar.zst");
+    const zstNamedGz = path.join(dir, "really-zstd.tar.gz");
+    fs.copyFileSync(gz.archivePath, gzNamedZst);
+    fs.copyFileSync(zst.archivePath, zstNamedGz);
+    expect((await verifyBackup(gzNamedZst)).ok).toBe(true);
+    expect((await verifyBackup(zstNamedGz)).ok).toBe(true);
+
+    const flipped = path.join(dir, "flipped.tar.zst");
+    const bytes = fs.readFileSync(zst.archivePath);
+    bytes[Math.floor(bytes.length / 2)]! ^= 0xff;
+    fs.writeFileSync(flipped, bytes);
+    const bad = await verifyBackup(flipped);
+    expect(bad.ok).toBe(false);
+    expect(bad.problem).toMatch(/truncated or corrupt \(zstd|sha256/);
+    const truncated = path.join(dir, "truncated.tar.zst");
+    fs.writeFileSync(truncated, fs.readFileSync(zst.archivePath).subarray(0, 4000));
+    expect((await verifyBackup(truncated)).problem).toMatch(/truncated or corrupt|missing/);
+  });
+
+  it.runIf(hasZstdCli)("reads an archive recompressed by the zstd CLI (one frame, no block structure)", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const gz = await createBackup({ paths: state.paths, compression: "gzip", verify: false });
+    const out = path.join(makeTempDir(), "cli.tar.zst");
+    const run = spawnSync("sh", ["-c", `gzip -dc "${gz.archivePath}" | zstd -q -19 -o "${out}"`]);
+    expect(run.status).toBe(0);
+    const verified = await verifyBackup(out);
+    expect(verified.ok, verified.problem).toBe(true);
+    expect(countRows(agentDb(state), "sessions")).toBe(20);
+  });
+});
+
+describe.runIf(zstdSupported() && hasZstdCli)("zstd decoder limits", () => {
+  it("refuses a frame that asks for a window over 16 MiB (bounded decoder memory), without writing anything", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const gz = await createBackup({ paths: state.paths, compression: "gzip", verify: false });
+    const big = path.join(makeTempDir(), "long-window.tar.zst");
+    // From a pipe the size is unknown, so --long=27 really declares a 128 MiB window.
+    expect(spawnSync("sh", ["-c", `gzip -dc "${gz.archivePath}" | zstd -q --long=27 -o "${big}"`]).status).toBe(0);
+    const checked = await verifyBackup(big);
+    expect(checked.ok).toBe(false);
+    expect(checked.problem).toMatch(/truncated or corrupt \(zstd: /);
+  });
+});
+
+describe.skipIf(zstdSupported())("zstd on a Node without it (Node 20)", () => {
+  it("create --compression zstd is a usage error naming the requirement; default is gzip", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    await expect(createBackup({ paths: state.paths, compression: "zstd" })).rejects.toThrow(UsageError);
+    await expect(createBackup({ paths: state.paths, output: path.join(state.root, "x.tar.zst") })).rejects.toThrow(/zstd compression needs Node\.js 22\.15 or newer/);
+    const run = await runBin(["backup", "create", "--compression", "zstd"], state.env);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    expect((await createBackup({ paths: state.paths, verify: false })).archivePath).toMatch(/\.tar\.gz$/);
+  });
+
+  it.runIf(hasZstdCli)("verify and restore of a zstd archive fail with one line: the requirement and the zstd -d | tar x fallback", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const gz = await createBackup({ paths: state.paths, verify: false });
+    const zst = path.join(makeTempDir(), "archive.tar.zst");
+    expect(spawnSync("sh", ["-c", `gzip -dc "${gz.archivePath}" | zstd -q -o "${zst}"`]).status).toBe(0);
+    for (const args of [["backup", "verify", zst], ["backup", "restore", zst, "--yes", "--target", path.join(state.root, "t")]]) {
+      const run = await runBin(args, state.env);
+      expect(run.code).toBe(1);
+      const lines = run.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/zstd-compressed and reading it needs Node\.js 22\.15 or newer/);
+      expect(lines[0]).toContain(`zstd -d < ${zst} | tar x`);
+    }
+    expect(fs.existsSync(path.join(state.root, "t"))).toBe(false);
+    // list and prune leave it alone and say why.
+    fs.copyFileSync(zst, path.join(state.paths.backupDir, "2026-01-01T00-00-00.000Z-openclaw-backup.tar.zst"));
+    const listed = await runBin(["backup", "list"], state.env);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/zstd .*\.tar\.zst \(zstd: needs Node\.js 22\.15 or newer to read\)/);
+    const pruned = await runBin(["backup", "prune", "--keep-last", "1", "--yes", "--json"], state.env);
+    expect(JSON.parse(pruned.stdout).ignored).toEqual([expect.objectContaining({ reason: expect.stringMatching(/zstd archive this Node cannot read/) })]);
+  });
+});
