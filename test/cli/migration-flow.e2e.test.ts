@@ -3,6 +3,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ARCHIVE_NAME_PATTERN } from "../../src/backup/compression.js";
 import { MAINTENANCE_SCOPE } from "../../src/state/lease.js";
 import { openGlobalDatabase } from "../../src/state/state-databases.js";
 import { insertLease } from "../helpers/leases.js";
@@ -16,7 +17,7 @@ beforeAll(() => {
 });
 
 function archives(dir: string): string[] {
-  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith(".tar.gz")) : [];
+  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => ARCHIVE_NAME_PATTERN.test(n)) : [];
 }
 
 /** Runs the binary as a user that permissions apply to (root reads everything): `nobody` when we are root. */

@@ -4,6 +4,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { ARCHIVE_NAME_PATTERN } from "../../src/backup/compression.js";
 import { binPath, makeTempDir, makeTempState, repoRoot, runInProcess } from "../helpers/temp-state.js";
 
 const guide = fs.readFileSync(path.join(repoRoot, "docs", "operator-guide.md"), "utf8");
@@ -49,7 +50,7 @@ describe("docs/operator-guide.md cron job", () => {
       expect(run.output).toBe("");
     }
     const backups = `${stateDir}-backups`;
-    const archives = fs.readdirSync(backups).filter((n) => n.endsWith(".tar.gz"));
+    const archives = fs.readdirSync(backups).filter((n) => ARCHIVE_NAME_PATTERN.test(n));
     expect(archives).toHaveLength(2);
     for (const a of archives) expect((await runInProcess(["backup", "verify", path.join(backups, a)], env)).code).toBe(0);
 
@@ -61,7 +62,7 @@ describe("docs/operator-guide.md cron job", () => {
     expect(mail.split("\n")).toHaveLength(1);
     const documented = /\n(error: No OpenClaw state at .*)\n/.exec(guide)![1]!.replace("/home/openclaw/.opencalw", typo);
     expect(mail).toBe(documented);
-    expect(fs.readdirSync(backups).filter((n) => n.endsWith(".tar.gz"))).toHaveLength(2);
+    expect(fs.readdirSync(backups).filter((n) => ARCHIVE_NAME_PATTERN.test(n))).toHaveLength(2);
 
     // Without node on PATH (the guide's warning), cron still gets a mail and a non-zero status.
     const noNode = spawnSync("/usr/bin/env", ["-i", "PATH=/usr/bin:/bin", `OPENCLAW_STATE_DIR=${stateDir}`, "/bin/sh", "-c", `"${path.join(bin, "openclaw-state")}" backup list`], { encoding: "utf8" });

@@ -3,6 +3,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { ARCHIVE_NAME_PATTERN } from "../../src/backup/compression.js";
 import { prng } from "../../bench/legacy-corpus.mjs";
 import { verifyBackup } from "../../src/backup/verify-archive.js";
 import { addSessions, agentDb, seedState } from "../helpers/backup-state.js";
@@ -49,13 +50,13 @@ describe("crash during backup create", () => {
     expect(outcomes.some((o) => o.startsWith("killed")), outcomes.join(", ")).toBe(true);
     const list = await runBin(["backup", "list", "--dir", out, "--json"], state.env);
     expect(list.code, list.stderr).toBe(0);
-    const archives = fs.readdirSync(out).filter((n) => n.endsWith(".tar.gz"));
+    const archives = fs.readdirSync(out).filter((n) => ARCHIVE_NAME_PATTERN.test(n));
     const listed = JSON.parse(list.stdout) as { backups?: Array<{ archivePath: string; manifestOk: boolean }> };
     expect(listed.backups?.map((b) => path.basename(b.archivePath)).sort()).toEqual(archives.sort());
     expect(listed.backups?.every((b) => b.manifestOk)).toBe(true);
     expect(await timedRun(args, state.env)).toBeGreaterThan(0);
     // Stale staging dirs of killed runs are swept by the next create.
-    expect(fs.readdirSync(out).filter((n) => !n.endsWith(".tar.gz"))).toEqual([]);
+    expect(fs.readdirSync(out).filter((n) => !ARCHIVE_NAME_PATTERN.test(n))).toEqual([]);
   });
 });
 

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { ARCHIVE_NAME_PATTERN } from "../../src/backup/compression.js";
 import { agentDbPath } from "../../src/state/paths.js";
 import { seedSessions } from "../helpers/seed-sessions.js";
 import { binPath, makeTempDir, makeTempState, runInProcess } from "../helpers/temp-state.js";
@@ -73,7 +74,7 @@ describe.skipIf(!CAN_MOUNT)("a state on a read-only filesystem", () => {
     expect((await runInProcess(["doctor", "--fix", "--yes"], env)).code).toBe(0);
     seedSessions(paths, "main", [{ sessionId: "s-ro", key: "agent:main:ro", updatedAt: Date.now() }]);
     walOnlyRow(agentDbPath(paths, "main"));
-    const archive = fs.readdirSync(paths.backupDir).find((n) => n.endsWith(".tar.gz"))!;
+    const archive = fs.readdirSync(paths.backupDir).find((n) => ARCHIVE_NAME_PATTERN.test(n))!;
 
     const { doctor, inspect, list, show, history, plan, backups, verify, create, reset, restore } = runReadOnly(root, env, {
       doctor: ["doctor"],

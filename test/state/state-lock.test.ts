@@ -5,6 +5,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ARCHIVE_NAME_PATTERN } from "../../src/backup/compression.js";
 import { acquireBootstrapLock, bootstrapLockPath, readBootstrapLock } from "../../src/state/bootstrap-lock.js";
 import { openGlobalDatabase } from "../../src/state/state-databases.js";
 import { nextLine } from "../helpers/crash.js";
@@ -47,7 +48,7 @@ describe("a SQLite write lock held past the busy timeout", () => {
   it("reset, restore and doctor --fix exit 75 naming the holder's pid; nothing changes", async () => {
     const { env, paths, stateDir } = makeTempState("legacy-state");
     expect((await runInProcess(["doctor", "--fix", "--yes"], env)).code).toBe(0);
-    const archive = path.join(paths.backupDir, fs.readdirSync(paths.backupDir).find((n) => n.endsWith(".tar.gz"))!);
+    const archive = path.join(paths.backupDir, fs.readdirSync(paths.backupDir).find((n) => ARCHIVE_NAME_PATTERN.test(n))!);
     const locker = start(SQLITE_LOCKER, [sqliteModule, paths.globalDbPath]);
     expect(await nextLine(locker)).toBe("locked");
     const fast = { ...env, OPENCLAW_STATE_BUSY_TIMEOUT_MS: "300" };
