@@ -3,6 +3,7 @@
 // blow memory: a 63 MB sessions.json with 150k sessions, a 50 MB single-entry index, 20,000 small transcripts.
 // Target: < 256 MB each. Wall time is informational (the box is shared; compare runs side by side, not to a number).
 // Knobs: BENCH_SHAPES (comma list of shape names), BENCH_SHAPES_SCALE (default 1: sizes as above).
+// `node bench/migrate-shapes.mjs --make <shape> <stateDir>` only writes that shape (for profiling by hand).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -153,4 +154,11 @@ function main() {
   }
 }
 
-main();
+if (process.argv[2] === "--make") {
+  const [, , , name, stateDir] = process.argv;
+  if (!SHAPES[name] || !stateDir) throw new Error(`usage: --make <${Object.keys(SHAPES).join("|")}> <stateDir>`);
+  fs.mkdirSync(stateDir, { recursive: true });
+  SHAPES[name].make(stateDir);
+} else {
+  main();
+}

@@ -10,6 +10,7 @@ import { TextDecoder } from "node:util";
 import { none, type Many } from "stream-chain/defs.js";
 import { jsoncParser } from "stream-json/core/jsonc/parser.js";
 import { jsonParser, type Token } from "stream-json/core/parser.js";
+import { ByteSink } from "../core/byte-sink.js";
 import { OperationError } from "../core/errors.js";
 import { collectGarbage } from "../core/heap.js";
 import { toStrictJson } from "../core/tolerant-json.js";
@@ -87,31 +88,6 @@ class SyntaxFailure extends Error {
 
 type Container = Record<string, unknown> | unknown[];
 
-/** Collects text as UTF-8 chunks of ~64 KiB: a large member never becomes one huge JS string. */
-class ByteSink {
-  private parts: string[] = [];
-  private partsLength = 0;
-  private readonly chunks: Buffer[] = [];
-
-  write(text: string): void {
-    this.parts.push(text);
-    this.partsLength += text.length;
-    if (this.partsLength >= 65536) this.flush();
-  }
-
-  finish(): Buffer {
-    this.flush();
-    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-  }
-
-  private flush(): void {
-    if (this.parts.length === 0) return;
-    this.chunks.push(Buffer.from(this.parts.join(""), "utf8"));
-    this.parts = [];
-    this.partsLength = 0;
-  }
-}
-
 /** The serializing side of a member: containers open in the text, an omitted value being skipped. */
 interface TextState {
   spec: SerializeSpec;
@@ -122,6 +98,9 @@ interface TextState {
   skipNext: boolean;
   /** > 0 while inside an omitted container value. */
   skipDepth: number;
+  /** Inside a string value: its chunks go to the text (or nowhere, when it is an omitted key's value). */
+  inString: boolean;
+  skipString: boolean;
 }
 
 /** Turns the token stream into members; values are built only for the members asked for. */
@@ -194,6 +173,8 @@ class MemberCollector {
       this.depth = 1;
       return;
     }
+    // Strings arrive as chunks (a 25 MB string never becomes one token): built only where their value is needed.
+    if (name === "startString" || name === "stringChunk" || name === "endString") return this.stringToken(t);
     if (this.depth === 1) return this.topLevel(t);
     // Inside a member's object or array value (depth >= 2).
     if (name === "startObject" || name === "startArray") {
@@ -234,6 +215,42 @@ class MemberCollector {
     }
     const value = scalarOf(t);
     if (value === NOT_A_VALUE) return;
+    this.scalarValue(value);
+  }
+
+  private stringParts: string[] | null = null;
+
+  private stringToken(t: Token): void {
+    const inMember = this.depth >= 2;
+    if (t.name === "startString") {
+      this.stringParts = this.wantsString() ? [] : null;
+      if (this.text && inMember) this.textToken(t);
+      return;
+    }
+    if (t.name === "stringChunk") {
+      if (inMember) this.grow(t.value.length);
+      this.stringParts?.push(t.value);
+      if (this.text && inMember) this.textToken(t);
+      return;
+    }
+    if (this.text && inMember) this.textToken(t);
+    const parts = this.stringParts;
+    this.stringParts = null;
+    this.scalarValue(parts === null ? "" : parts.length === 1 ? parts[0]! : parts.join(""));
+  }
+
+  /** A top-level scalar member, a picked or kept field, or a value inside a member being built. */
+  private wantsString(): boolean {
+    if (this.depth === 1 || this.building) return true;
+    return this.depth === 2 && this.field !== null && (this.pick.has(this.field) || Boolean(this.text?.spec.keep.has(this.field)));
+  }
+
+  private scalarValue(value: unknown): void {
+    if (this.depth === 1) {
+      this.member = { index: this.members, key: this.key ?? "", lineNo: this.lineNo, kind: "scalar", fields: {}, value };
+      this.complete();
+      return;
+    }
     if (this.depth === 2 && this.field !== null) {
       if (this.pick.has(this.field) || this.text?.spec.keep.has(this.field)) this.member!.fields[this.field] = value;
       this.field = null;
@@ -258,7 +275,7 @@ class MemberCollector {
         this.depth = 2;
         this.field = null;
         const spec = t.name === "startObject" ? (this.options.serialize?.(index, key) ?? null) : null;
-        this.text = spec ? { spec, sink: new ByteSink(), open: [{ array: false, items: false }], skipNext: false, skipDepth: 0 } : null;
+        this.text = spec ? { spec, sink: new ByteSink(), open: [{ array: false, items: false }], skipNext: false, skipDepth: 0, inString: false, skipString: false } : null;
         this.text?.sink.write("{");
         this.building = spec ? false : (this.options.build?.(index, key) ?? false);
         if (this.building) {
@@ -271,9 +288,7 @@ class MemberCollector {
       }
       default: {
         const value = scalarOf(t);
-        if (value === NOT_A_VALUE) return;
-        this.member = { index: this.members, key: this.key ?? "", lineNo: this.lineNo, kind: "scalar", fields: {}, value };
-        this.complete();
+        if (value !== NOT_A_VALUE) this.scalarValue(value);
       }
     }
   }
@@ -306,6 +321,18 @@ class MemberCollector {
       else if (name === "endObject" || name === "endArray") text.skipDepth -= 1;
       return;
     }
+    if (text.skipString) {
+      if (name === "endString") text.skipString = false;
+      return;
+    }
+    if (text.inString) {
+      if (name === "stringChunk") text.sink.write(JSON.stringify(t.value).slice(1, -1));
+      else if (name === "endString") {
+        text.sink.write('"');
+        text.inString = false;
+      }
+      return;
+    }
     const top = text.open[text.open.length - 1]!;
     if (name === "keyValue") {
       if (text.open.length === 1 && text.spec.omit.has(t.value)) {
@@ -324,6 +351,7 @@ class MemberCollector {
     if (text.skipNext) {
       text.skipNext = false;
       if (name === "startObject" || name === "startArray") text.skipDepth = 1;
+      else if (name === "startString") text.skipString = true;
       return;
     }
     if (top.array) {
@@ -335,6 +363,10 @@ class MemberCollector {
       case "startArray":
         text.sink.write(name === "startObject" ? "{" : "[");
         text.open.push({ array: name === "startArray", items: false });
+        return;
+      case "startString":
+        text.sink.write('"');
+        text.inString = true;
         return;
       case "stringValue":
         text.sink.write(JSON.stringify(t.value));
@@ -398,7 +430,7 @@ export function detachString(text: string): string {
 
 function foundWhat(name: Token["name"]): string {
   if (name === "startArray") return "an array";
-  if (name === "stringValue") return "a string";
+  if (name === "stringValue" || name === "startString") return "a string";
   if (name === "numberValue") return "a number";
   if (name === "nullValue") return "null";
   return "a boolean";
@@ -446,12 +478,15 @@ function tokenize(parser: Parser, piece: string | typeof none, lineNo: number): 
   }
 }
 
+/** Keys and numbers whole; strings as chunks (startString, stringChunk…, endString). */
+const TOKEN_OPTIONS = { packKeys: true, streamKeys: false, packNumbers: true, streamNumbers: false, packStrings: false, streamStrings: true } as const;
+
 function jsoncTokenizer(): Parser {
-  return jsoncParser({ packValues: true, streamValues: false, streamWhitespace: false, streamComments: false, packComments: false }) as Parser;
+  return jsoncParser({ ...TOKEN_OPTIONS, streamWhitespace: false, streamComments: false, packComments: false }) as Parser;
 }
 
 function jsonTokenizer(): Parser {
-  return jsonParser({ packValues: true, streamValues: false }) as Parser;
+  return jsonParser(TOKEN_OPTIONS) as Parser;
 }
 
 function failure(file: string, code: string, error: SyntaxFailure, hint = ""): OperationError {

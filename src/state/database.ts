@@ -117,6 +117,21 @@ export class StateDatabase<DB> {
   }
 
   /**
+   * Runs `fn` with CHECK constraints not evaluated, for writes whose values the caller produced valid by
+   * construction. Why: `CHECK (json_valid(x))` builds a JSONB copy of the value with doubling growth, ~3x a
+   * 50 MB entry in native memory. The constraint is still verified by every quick_check/integrity_check
+   * (doctor after --fix, backup verify). Statements prepared under the other setting re-prepare by themselves.
+   */
+  withoutCheckConstraints<T>(fn: () => T): T {
+    this.handle.pragma("ignore_check_constraints = ON");
+    try {
+      return fn();
+    } finally {
+      this.handle.pragma("ignore_check_constraints = OFF");
+    }
+  }
+
+  /**
    * Attaches another openclaw-state database file under `schema` so one transaction can span both files
    * (the migration commits imported rows and their ledger row together). The file must exist with our schema.
    */
