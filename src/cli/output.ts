@@ -213,7 +213,16 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
       const { version, ok: _claimed, error: ownError, ...rest } = held ?? {};
       const doc: Record<string, unknown> = { version: version ?? 1, ok, ...rest };
       if (!ok && (ownError !== undefined || failure !== undefined)) doc.error = failure ?? ownError;
-      out(`${JSON.stringify(doc, null, 2)}\n`);
+      // In pieces: a --fix over 20k sources is a 40 MB document, which as one string (and its UTF-8 copy) doubled the run's peak RSS.
+      let buffer = "";
+      for (const piece of jsonPieces(doc, "")) {
+        buffer += piece;
+        if (buffer.length >= JSON_STREAM_CHUNK) {
+          out(buffer);
+          buffer = "";
+        }
+      }
+      out(`${buffer}\n`);
     },
     isClosed() {
       return sink.closed?.() ?? false;
@@ -406,6 +415,46 @@ export function createCaptureOutput(options: Partial<OutputOptions> = {}, answer
 }
 
 /** JSON.stringify(value, null, 2) re-indented to sit `indent` deep inside a streamed document. */
+/**
+ * `JSON.stringify(value, null, 2)` as a sequence of pieces, the same text: plain objects and arrays are walked,
+ * everything else (and anything with toJSON) is stringified whole.
+ */
+export function* jsonPieces(value: unknown, indent: string): Generator<string> {
+  const inner = `${indent}  `;
+  if (Array.isArray(value)) {
+    if (value.length === 0) {
+      yield "[]";
+      return;
+    }
+    for (let i = 0; i < value.length; i += 1) {
+      yield `${i === 0 ? "[" : ","}\n${inner}`;
+      const item: unknown = value[i];
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") yield "null";
+      else yield* jsonPieces(item, inner);
+    }
+    yield `\n${indent}]`;
+    return;
+  }
+  if (isPlainObject(value)) {
+    let first = true;
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
+      yield `${first ? "{" : ","}\n${inner}${JSON.stringify(key)}: `;
+      first = false;
+      yield* jsonPieces(item, inner);
+    }
+    yield first ? "{}" : `\n${indent}}`;
+    return;
+  }
+  yield indentJson(value, indent);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object") return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return (proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
+}
+
 function indentJson(value: unknown, indent: string): string {
   return (JSON.stringify(value, null, 2) ?? "null").replace(/\n/g, `\n${indent}`);
 }

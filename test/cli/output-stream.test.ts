@@ -2,7 +2,7 @@
 // and take "ok" from the exit code given to complete(), whatever the renderer claimed.
 import { describe, expect, it } from "vitest";
 import { OperationError } from "../../src/core/errors.js";
-import { createCaptureOutput, createOutput } from "../../src/cli/output.js";
+import { createCaptureOutput, createOutput, jsonPieces } from "../../src/cli/output.js";
 
 describe("writeJsonStream", () => {
   it("writes head fields, the streamed array and ok:true as one JSON document", async () => {
@@ -113,5 +113,33 @@ describe("complete(): ok always follows the exit code", () => {
     const cap = createCaptureOutput();
     cap.output.complete(1, { code: "x", message: "y" });
     expect(cap.stdout()).toBe("");
+  });
+});
+
+describe("writeJson", () => {
+  it("jsonPieces is JSON.stringify(value, null, 2), piece by piece", () => {
+    const nullProto = Object.assign(Object.create(null) as Record<string, unknown>, { a: 1 });
+    const values: unknown[] = [
+      { version: 1, nested: { list: [1, "two", null, true, { deep: [[]] }], empty: {}, none: [] }, skipped: undefined, fn: () => 1 },
+      [undefined, () => 1, Symbol("s"), 3],
+      { when: new Date(0), map: new Map([["k", 1]]), nullProto, text: "line\nbreak \u2028 é \ud83d\ude00" },
+      "plain",
+      42,
+      null,
+      [],
+      {},
+    ];
+    for (const value of values) expect([...jsonPieces(value, "")].join("")).toBe(JSON.stringify(value, null, 2));
+  });
+
+  it("writes a large held document in chunks, the same text as one pretty print", () => {
+    const writes: string[] = [];
+    const output = createOutput({ json: true, quiet: false, verbose: false, color: false, interactive: false, canPrompt: false }, { stdout: (t) => void writes.push(t), stderr: () => {} });
+    const sources = Array.from({ length: 5000 }, (_, i) => ({ path: `/state/agents/main/sessions/s-${i}.jsonl`, sha256: "f".repeat(64), notes: [], records: i }));
+    output.writeJson({ version: 1, migration: { plan: { sources } } });
+    output.complete(0);
+    expect(writes.length).toBeGreaterThan(10);
+    expect(Math.max(...writes.map((w) => w.length))).toBeLessThan(256 * 1024);
+    expect(writes.join("")).toBe(`${JSON.stringify({ version: 1, ok: true, migration: { plan: { sources } } }, null, 2)}\n`);
   });
 });

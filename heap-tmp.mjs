@@ -1,0 +1,15 @@
+import { planMigration } from "./dist/migration/plan-migration.js";
+import { resolveStatePaths } from "./dist/state/paths.js";
+import { openGlobalDatabase } from "./dist/state/state-databases.js";
+import v8 from "node:v8";
+const paths = resolveStatePaths({ stateDir: process.argv[2] });
+const u = () => { global.gc(); const m = process.memoryUsage(); return `rss=${m.rss>>20} heapU=${m.heapUsed>>20}`; };
+console.log("start", u());
+const plan = await planMigration({ paths });
+console.log("plan", plan.sources.length, u());
+const json = JSON.stringify(plan);
+console.log("plan json MB", json.length >> 20);
+console.log(JSON.stringify(plan.sources[5], null, 1));
+console.log(Object.keys(plan), JSON.stringify(plan.inventory ?? {}).length);
+for (const k of Object.keys(plan)) console.log(k, (JSON.stringify(plan[k]) ?? "").length >> 10, "KB");
+if (process.argv[3]) v8.writeHeapSnapshot(process.argv[3]);
