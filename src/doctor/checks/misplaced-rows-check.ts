@@ -1,6 +1,7 @@
 // First-release rows: the first openclaw-state imported two legacy files into plugin_state_entries under keys the
 // runtime never reads; this check names them and `--fix` moves them to where the runtime reads them.
 import fs from "node:fs";
+import { sql } from "kysely";
 import { describeError } from "../../core/errors.js";
 import { formatCount } from "../../core/format-bytes.js";
 import type { JsonRowsSpec, RowSpec } from "../../migration/importers/json-rows.js";
@@ -76,7 +77,8 @@ function label(table: string, keys: readonly string[]): string {
 }
 
 export function staleLabel(loc: FirstReleaseLocation, entryKey?: string): string {
-  return label("plugin_state_entries", [loc.pluginId, loc.namespace, entryKey ?? loc.entryKey ?? "*"]);
+  const key = entryKey ?? loc.entryKey;
+  return key === null ? `${label("plugin_state_entries", [loc.pluginId, loc.namespace]).slice(0, -1)}, every key)` : label("plugin_state_entries", [loc.pluginId, loc.namespace, key]);
 }
 
 export function targetLabel(target: RowSpec): string {
@@ -86,7 +88,8 @@ export function targetLabel(target: RowSpec): string {
 function staleRows(db: GlobalDatabase, loc: FirstReleaseLocation): StaleRow[] {
   let q = db.q.selectFrom("plugin_state_entries").select(["plugin_id", "namespace", "entry_key", "value_json", "created_at"]).where("plugin_id", "=", loc.pluginId).where("namespace", "=", loc.namespace);
   if (loc.entryKey !== null) q = q.where("entry_key", "=", loc.entryKey);
-  return db.all(q.orderBy("entry_key"));
+  // rowid order is the order the first release inserted them, the file's own order (install_records_json keeps it).
+  return db.all(q.orderBy(sql`rowid`));
 }
 
 /** Raw SQL because the target's table and key columns come from the importer's row spec (code, never input). */
