@@ -3,6 +3,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { FIRST_RELEASE_LOCATIONS } from "../../src/doctor/checks/misplaced-rows-check.js";
 import { runDoctor, type DoctorResult } from "../../src/doctor/run-doctor.js";
@@ -99,7 +100,7 @@ describe("doctor: rows the first release imported under unread keys", () => {
     ]);
     const fixed = await runDoctor({ paths, fix: true });
     expect(fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.detail).toBe(
-      'gateway-instance-id: kept the newer row already at plugin_state_entries ("acpx", "gateway-instance", "current"), removed the 1 first-release row(s) left behind; plugins/installs.json: kept the newer row already at installed_plugin_index ("default"), removed the 9 first-release row(s) left behind',
+      'gateway-instance-id: kept the row already at plugin_state_entries ("acpx", "gateway-instance", "current") (as new or newer), removed the 1 first-release row(s) left behind; plugins/installs.json: kept the row already at installed_plugin_index ("default") (as new or newer), removed the 9 first-release row(s) left behind',
     );
     expect(entries(paths.globalDbPath)).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ version: 1, id: "gw-runtime-new" }), created_at: newer }]);
     expect(rows(paths.globalDbPath, "SELECT install_records_json, updated_at_ms FROM installed_plugin_index")).toEqual([{ install_records_json: '{"runtime":{}}', updated_at_ms: newer }]);
@@ -124,7 +125,7 @@ describe("doctor: rows the first release imported under unread keys", () => {
         return true;
       },
     });
-    expect(fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.detail).toMatch(/^gateway-instance-id: kept the newer row/);
+    expect(fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.detail).toMatch(/^gateway-instance-id: kept the row already at .* \(as new or newer\)/);
     expect(entries(paths.globalDbPath)).toEqual([late]);
   });
 
@@ -143,6 +144,16 @@ describe("doctor: rows the first release imported under unread keys", () => {
     const [f] = misplaced(await runDoctor({ paths }));
     expect(f!.detail).toBe('plugin_state_entries ("plugins", "installs", "\\u001b[2Jevil")');
     expect(JSON.stringify(f)).not.toContain("\u001b");
+  });
+
+  it("a global DB it cannot search is a warning, never a silent pass", async () => {
+    const { paths } = firstReleaseState({ "gateway-instance-id": "gw-1" });
+    const db = new Database(paths.globalDbPath);
+    db.exec("DROP TABLE plugin_state_entries");
+    db.close();
+    const found = misplaced(await runDoctor({ paths }));
+    expect(found.map((f) => [f.id, f.severity])).toEqual([["misplaced-rows.unchecked", "warning"]]);
+    expect(found[0]!.title).toMatch(/could not be looked for: .*no such table: plugin_state_entries/);
   });
 
   it("the locations it looks at are the ones the importer itself clears on re-import", () => {

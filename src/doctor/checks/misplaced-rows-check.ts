@@ -18,6 +18,15 @@ export interface StaleRow {
   created_at: number;
 }
 
+/** A stored value; a parse error's message would quote the text (maybe a credential), so it is not passed on. */
+function parseStored(r: StaleRow): unknown {
+  try {
+    return JSON.parse(r.value_json) as unknown;
+  } catch {
+    throw new Error(`the value stored under ${JSON.stringify(r.entry_key)} is not JSON`);
+  }
+}
+
 /** Where the first release put one legacy file, and how its rows read back as the value the importer parses. */
 export interface FirstReleaseLocation {
   /** The legacy file (relative to the state dir) the rows came from. */
@@ -43,7 +52,7 @@ export const FIRST_RELEASE_LOCATIONS: readonly FirstReleaseLocation[] = [
     namespace: "instance",
     entryKey: "id",
     value(rows) {
-      const v: unknown = JSON.parse(rows[0]!.value_json);
+      const v = parseStored(rows[0]!);
       if (typeof v !== "string") throw new Error("its value is not the text of an instance id");
       return v;
     },
@@ -55,7 +64,7 @@ export const FIRST_RELEASE_LOCATIONS: readonly FirstReleaseLocation[] = [
     namespace: "installs",
     entryKey: null,
     // The install map the first release read: each key back with its value (its "version" member was dropped then).
-    value: (rows) => Object.fromEntries(rows.map((r) => [r.entry_key, JSON.parse(r.value_json) as unknown])),
+    value: (rows) => Object.fromEntries(rows.map((r) => [r.entry_key, parseStored(r)])),
   },
 ];
 
@@ -107,7 +116,8 @@ export function findMisplacedRows(db: GlobalDatabase, paths: StatePaths): Mispla
   for (const location of FIRST_RELEASE_LOCATIONS) {
     const rows = staleRows(db, location);
     if (rows.length === 0) continue;
-    const mtimeMs = Math.max(...rows.map((r) => r.created_at));
+    // A loop, not Math.max(...rows): a hostile table may hold more rows than the argument limit.
+    const mtimeMs = rows.reduce((m, r) => Math.max(m, r.created_at), -Infinity);
     let target: MisplacedGroup["target"];
     try {
       // The importer's own conversion, fed what it would have read from the file (its mtime is the rows' created_at).
@@ -156,7 +166,7 @@ export function moveMisplacedRows(db: GlobalDatabase, paths: StatePaths): MoveOu
 function describeOutcome(o: MoveOutcome): string {
   const rows = `${formatCount(o.stale)} first-release row(s)`;
   if (o.action === "moved") return `${o.file}: moved ${rows} to ${o.target}`;
-  if (o.action === "kept-newer") return `${o.file}: kept the newer row already at ${o.target}, removed the ${rows} left behind`;
+  if (o.action === "kept-newer") return `${o.file}: kept the row already at ${o.target} (as new or newer), removed the ${rows} left behind`;
   return `${o.file}: left ${rows} in place (${o.reason ?? "cannot be moved"})`;
 }
 
@@ -183,17 +193,21 @@ export const misplacedRowsCheck: DoctorCheck = {
   id: "misplaced-rows",
   run(ctx: CheckContext): CheckResult {
     if (!fs.existsSync(ctx.paths.globalDbPath)) return { findings: [], repairs: [] };
+    let db: GlobalDatabase;
+    try {
+      db = openGlobalDatabase(ctx.paths, { mode: "read" });
+    } catch {
+      // An unopenable, foreign or too-new database is the storage check's finding; nothing to add here.
+      return { findings: [], repairs: [] };
+    }
     let groups: MisplacedGroup[];
     try {
-      const db = openGlobalDatabase(ctx.paths, { mode: "read" });
-      try {
-        groups = findMisplacedRows(db, ctx.paths);
-      } finally {
-        db.close();
-      }
-    } catch {
-      // An unopenable or foreign database is the storage check's finding; nothing to say here.
-      return { findings: [], repairs: [] };
+      groups = findMisplacedRows(db, ctx.paths);
+    } catch (error) {
+      const title = `Rows an earlier openclaw-state imported under unread keys could not be looked for: ${describeError(error)}`;
+      return { findings: [{ id: "misplaced-rows.unchecked", severity: "warning", title, path: ctx.paths.globalDbPath, fix: "See the database findings above; run `doctor --deep`." }], repairs: [] };
+    } finally {
+      db.close();
     }
     const movable = groups.filter((g) => !("error" in g.target));
     const repairs: Repair[] =
