@@ -146,6 +146,17 @@ describe("doctor: rows the first release imported under unread keys", () => {
     expect(JSON.stringify(f)).not.toContain("\u001b");
   });
 
+  it("with the legacy file back in the state dir, the migration's re-import removes the rows and the move finds nothing left", async () => {
+    const { paths, stateDir } = firstReleaseState({ "gateway-instance-id": "gw-old" });
+    fs.writeFileSync(path.join(stateDir, "gateway-instance-id"), "gw-file\n", { mode: 0o600 });
+    const fixed = await runDoctor({ paths, fix: true, migration: { backup: false } });
+    expect(fixed.repairs.map((r) => [r.id, r.status, r.id === "misplaced-rows.move" ? r.detail : ""])).toEqual([
+      ["legacy.migrate", "applied", ""],
+      ["misplaced-rows.move", "applied", "nothing left to move"],
+    ]);
+    expect(entries(paths.globalDbPath).map((e) => [e.plugin_id, e.namespace, e.entry_key, JSON.parse(e.value_json).id])).toEqual([["acpx", "gateway-instance", "current", "gw-file"]]);
+  });
+
   it("a global DB it cannot search is a warning, never a silent pass", async () => {
     const { paths } = firstReleaseState({ "gateway-instance-id": "gw-1" });
     const db = new Database(paths.globalDbPath);
