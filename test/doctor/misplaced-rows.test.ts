@@ -109,7 +109,9 @@ describe("doctor: rows the first release imported under unread keys", () => {
 
   it("an older row at the target is replaced by the moved one", async () => {
     const { paths } = firstReleaseState({ "gateway-instance-id": "gw-instance-42" }, [{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: '{"version":1,"id":"gw-older"}', created_at: FIRST_RELEASE_MTIME - 1 }]);
-    await runDoctor({ paths, fix: true });
+    expect(misplaced(await runDoctor({ paths }))[0]!.detail).toMatch(/already holds a row \(written .*\): it is older and is replaced$/);
+    const fixed = await runDoctor({ paths, fix: true });
+    expect(fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.detail).toBe('gateway-instance-id: moved 1 first-release row(s) to plugin_state_entries ("acpx", "gateway-instance", "current") (replacing an older row there)');
     expect(entries(paths.globalDbPath)).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: '{"version":1,"id":"gw-instance-42"}', created_at: FIRST_RELEASE_MTIME }]);
   });
 

@@ -80,6 +80,11 @@ export interface MisplacedGroup {
   existingAt: number | null;
 }
 
+/** The row already at the target wins when it is as new as the stale rows or newer (the runtime writes there now). */
+function existingWins(g: MisplacedGroup, target: RowSpec): boolean {
+  return g.existingAt !== null && g.existingAt >= Number(target.values[WRITTEN_AT[target.table]!]);
+}
+
 function label(table: string, keys: readonly string[]): string {
   // JSON-quoted: keys come from the database and may hold anything, terminal escapes included.
   return `${table} (${keys.map((k) => JSON.stringify(k)).join(", ")})`;
@@ -137,6 +142,8 @@ export interface MoveOutcome {
   stale: number;
   target: string;
   action: "moved" | "kept-newer" | "left";
+  /** moved over an older row that was already at the target. */
+  replaced?: boolean;
   reason?: string;
 }
 
@@ -154,18 +161,17 @@ export function moveMisplacedRows(db: GlobalDatabase, paths: StatePaths): MoveOu
   return db.immediate(() =>
     findMisplacedRows(db, paths).map((g): MoveOutcome => {
       if ("error" in g.target) return { file: g.location.file, stale: g.rows.length, target: staleLabel(g.location), action: "left", reason: g.target.error };
-      const stamp = Number(g.target.values[WRITTEN_AT[g.target.table]!]);
-      const keep = g.existingAt !== null && g.existingAt >= stamp;
+      const keep = existingWins(g, g.target);
       if (!keep) insertRow(db, g.target);
       for (const r of g.rows) db.run(db.q.deleteFrom("plugin_state_entries").where("plugin_id", "=", r.plugin_id).where("namespace", "=", r.namespace).where("entry_key", "=", r.entry_key));
-      return { file: g.location.file, stale: g.rows.length, target: targetLabel(g.target), action: keep ? "kept-newer" : "moved" };
+      return { file: g.location.file, stale: g.rows.length, target: targetLabel(g.target), action: keep ? "kept-newer" : "moved", replaced: !keep && g.existingAt !== null };
     }),
   );
 }
 
 function describeOutcome(o: MoveOutcome): string {
   const rows = `${formatCount(o.stale)} first-release row(s)`;
-  if (o.action === "moved") return `${o.file}: moved ${rows} to ${o.target}`;
+  if (o.action === "moved") return `${o.file}: moved ${rows} to ${o.target}${o.replaced ? " (replacing an older row there)" : ""}`;
   if (o.action === "kept-newer") return `${o.file}: kept the row already at ${o.target} (as new or newer), removed the ${rows} left behind`;
   return `${o.file}: left ${rows} in place (${o.reason ?? "cannot be moved"})`;
 }
@@ -177,7 +183,7 @@ function finding(g: MisplacedGroup, verbose: boolean): Finding {
   const lines = g.rows.slice(0, limit).map((r) => staleLabel(loc, r.entry_key));
   if (g.rows.length > limit) lines.push(`… and ${formatCount(g.rows.length - limit)} more (--verbose lists all)`);
   if ("error" in g.target) lines.push(`cannot be rebuilt as the importer would: ${g.target.error}`);
-  else if (g.existingAt !== null) lines.push(`${where} already holds a row (written ${new Date(g.existingAt).toISOString()}): ${g.existingAt >= Number(g.target.values[WRITTEN_AT[g.target.table]!]) ? "it is as new or newer and is kept" : "it is older and is replaced"}`);
+  else if (g.existingAt !== null) lines.push(`${where} already holds a row (written ${new Date(g.existingAt).toISOString()}): ${existingWins(g, g.target) ? "it is as new or newer and is kept" : "it is older and is replaced"}`);
   return {
     id: `misplaced-rows.${loc.spec.kind}`,
     severity: "warning",
