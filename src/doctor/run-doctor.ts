@@ -9,12 +9,13 @@ import { openGlobalDatabase, type GlobalDatabase } from "../state/state-database
 import { configCheck } from "./checks/config-check.js";
 import { leaseCheck } from "./checks/lease-check.js";
 import { legacyCheck } from "./checks/legacy-check.js";
+import { misplacedRowsCheck } from "./checks/misplaced-rows-check.js";
 import { modesCheck } from "./checks/modes-check.js";
 import { restoreLeftoverCheck } from "./checks/restore-leftover-check.js";
 import { storageCheck } from "./checks/storage-check.js";
 import type { CheckContext, DoctorCheck, DoctorProgress, Finding, MigrationFixOptions, Repair, RepairApplyResult, RepairOutcome } from "./types.js";
 
-export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, configCheck, leaseCheck, legacyCheck, modesCheck];
+export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, configCheck, leaseCheck, legacyCheck, misplacedRowsCheck, modesCheck];
 
 export interface DoctorOptions {
   paths: StatePaths;

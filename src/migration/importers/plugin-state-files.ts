@@ -3,7 +3,7 @@
 import path from "node:path";
 import { OperationError } from "../../core/errors.js";
 import { isObject, sha256Of, shapeError } from "../json-source.js";
-import { dirSources, fileSource, jsonRowsImporter, readTextSource, row, type RowSpec, type SourceFacts } from "./json-rows.js";
+import { dirSources, fileSource, jsonRowsImporter, readTextSource, row, type JsonRowsSpec, type RowSpec, type SourceFacts } from "./json-rows.js";
 
 function entry(pluginId: string, namespace: string, key: string, value: unknown, createdAt: number): RowSpec {
   return row("plugin_state_entries", ["plugin_id", "namespace", "entry_key"], {
@@ -21,7 +21,7 @@ function entry(pluginId: string, namespace: string, key: string, value: unknown,
  * {version: 1, id} (where the ACPX runtime looks). Earlier versions of this tool wrote it under gateway/instance/id,
  * where nothing reads it: that row is removed in the same transaction.
  */
-export const gatewayInstanceIdImporter = jsonRowsImporter({
+export const gatewayInstanceIdSpec: JsonRowsSpec = {
   kind: "gateway-instance-id",
   label: { one: "legacy gateway instance id", many: "legacy gateway instance ids", records: "ids" },
   targetTable: "plugin_state_entries",
@@ -37,7 +37,8 @@ export const gatewayInstanceIdImporter = jsonRowsImporter({
       replace: [{ table: "plugin_state_entries", where: { plugin_id: "gateway", namespace: "instance", entry_key: "id" } }],
     };
   },
-});
+};
+export const gatewayInstanceIdImporter = jsonRowsImporter(gatewayInstanceIdSpec);
 
 /**
  * `acpx/process-leases.json` ({version:1, leases:[{leaseId, gatewayInstanceId, sessionKey, rootPid, state, …}]}) →
@@ -80,7 +81,7 @@ export const ttsSettingsImporter = jsonRowsImporter({
  * manifest cache is rebuilt by the runtime). Rows earlier versions of this tool wrote under plugins/installs/*
  * (where nothing reads them) are removed in the same transaction.
  */
-export const pluginInstallsImporter = jsonRowsImporter({
+export const pluginInstallsSpec: JsonRowsSpec = {
   kind: "plugin-installs",
   label: { one: "legacy plugin install index", many: "legacy plugin install indexes", records: "plugins" },
   targetTable: "installed_plugin_index",
@@ -115,7 +116,8 @@ export const pluginInstallsImporter = jsonRowsImporter({
       ...(whole ? {} : { notes: ["an older install map without the manifest cache: the runtime rebuilds that part of the index"] }),
     };
   },
-});
+};
+export const pluginInstallsImporter = jsonRowsImporter(pluginInstallsSpec);
 
 /**
  * JSONL audit lines: one entry per non-blank line keyed by `<line number>:<sha256 of the line, 16 hex>`, so

@@ -1,0 +1,63 @@
+// End to end: the real binary on a state the first release migrated; exit codes and --json `ok` agree.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { fixturesDir, repoRoot, runBin, type CliRun } from "../helpers/temp-state.js";
+import { firstReleaseState } from "./first-release-state.js";
+
+beforeAll(() => {
+  if (!fs.existsSync(`${repoRoot}/dist/cli/main.js`)) execFileSync("npm", ["run", "build", "--silent"], { cwd: repoRoot });
+});
+
+interface DoctorJson {
+  ok: boolean;
+  exitCode: number;
+  status: string;
+  findings: Array<{ id: string; severity: string }>;
+  repairs: Array<{ id: string; status: string; detail?: string }>;
+}
+
+function json(run: CliRun): DoctorJson {
+  const doc = JSON.parse(run.stdout) as DoctorJson;
+  // The one rule of --json: ok is exactly "the exit code is 0".
+  expect(doc.ok).toBe(run.code === 0);
+  expect(doc.exitCode).toBe(run.code);
+  return doc;
+}
+
+const misplaced = (doc: DoctorJson) => doc.findings.filter((f) => f.id.startsWith("misplaced-rows.")).map((f) => [f.id, f.severity]);
+
+describe("openclaw-state doctor on first-release rows", () => {
+  it("warns (exit 0, 1 with --strict), --fix --yes moves them (exit 0), the rerun is clean under --strict", async () => {
+    const installs = fs.readFileSync(path.join(fixturesDir, "migration/plugin-index/plugins/installs.json"), "utf8");
+    const { env } = firstReleaseState({ "gateway-instance-id": "gw-instance-42\n", "plugins/installs.json": installs });
+    const expected = [
+      ["misplaced-rows.gateway-instance-id", "warning"],
+      ["misplaced-rows.plugin-installs", "warning"],
+    ];
+
+    const check = await runBin(["doctor", "--json"], env);
+    expect(check.code).toBe(0);
+    expect(misplaced(json(check))).toEqual(expected);
+
+    const strict = await runBin(["doctor", "--strict", "--json"], env);
+    expect(strict.code).toBe(1);
+    expect(misplaced(json(strict))).toEqual(expected);
+
+    const human = await runBin(["doctor"], env);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('! 1 row(s) an earlier openclaw-state imported from gateway-instance-id under plugin_state_entries ("gateway", "instance", "id")');
+    expect(human.stdout + human.stderr).not.toContain("gw-instance-42");
+
+    const fix = await runBin(["doctor", "--fix", "--yes", "--json"], env);
+    expect(fix.code).toBe(0);
+    const fixed = json(fix);
+    expect(fixed.repairs.filter((r) => r.id === "misplaced-rows.move").map((r) => r.status)).toEqual(["applied"]);
+    expect(misplaced(fixed)).toEqual([]);
+
+    const rerun = await runBin(["doctor", "--strict", "--json"], env);
+    expect(rerun.code).toBe(0);
+    expect(json(rerun)).toMatchObject({ ok: true, status: "ok", findings: expect.not.arrayContaining([expect.objectContaining({ severity: "warning" })]) });
+  });
+});
