@@ -77,7 +77,7 @@ export interface Output extends OutputOptions {
    * Called once by the code that ends the command (run-cli): under --json it finishes the one document with
    * `"ok": exitCode === 0` (and `error` when given), or writes an error/bare document when none was started.
    */
-  complete(exitCode: number, error?: JsonError): void;
+  complete(exitCode: number, error?: JsonError): Promise<void>;
   /** True once stdout's reader went away (`| head`): long listings stop early, nothing more is written. */
   isClosed(): boolean;
   /** Resolves once stdout has drained what earlier writes queued (call between big batches of lines). */
@@ -195,7 +195,7 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
       await emit(true);
       return stream.failure === undefined ? { count } : { count, error: stream.failure };
     },
-    complete(exitCode, error) {
+    async complete(exitCode, error) {
       if (completed) return;
       completed = true;
       if (!options.json) return;
@@ -213,14 +213,15 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
       const { version, ok: _claimed, error: ownError, ...rest } = held ?? {};
       const doc: Record<string, unknown> = { version: version ?? 1, ok, ...rest };
       if (!ok && (ownError !== undefined || failure !== undefined)) doc.error = failure ?? ownError;
-      // In pieces: a --fix over 20k sources is a 40 MB document, which as one string (and its UTF-8 copy) doubled the run's peak RSS.
+      // In pieces, waiting for a full pipe to drain: a --fix over 20k sources is a 40 MB document, which as one
+      // string (or queued behind a slow reader) doubled the run's peak RSS. Without backpressure nothing awaits.
       let buffer = "";
       for (const piece of jsonPieces(doc, "")) {
         buffer += piece;
-        if (buffer.length >= JSON_STREAM_CHUNK) {
-          out(buffer);
-          buffer = "";
-        }
+        if (buffer.length < JSON_STREAM_CHUNK) continue;
+        out(buffer);
+        buffer = "";
+        if (backedUp) await flush();
       }
       out(`${buffer}\n`);
     },

@@ -36,7 +36,7 @@ export function defaultHost(): CliHost {
     createOutput: (flags) => (last = createProcessOutput(flags)),
     setExitCode: (code) => {
       process.exitCode = code;
-      last?.complete(code);
+      void last?.complete(code);
     },
   };
 }

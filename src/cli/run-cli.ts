@@ -59,7 +59,7 @@ export async function runCli(options: RunCliOptions): Promise<number> {
   override(program);
   try {
     await program.parseAsync(options.argv, { from: "user" });
-    lastOutput.complete(exitCode);
+    await lastOutput.complete(exitCode);
     return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
@@ -68,18 +68,18 @@ export async function runCli(options: RunCliOptions): Promise<number> {
         return ExitCode.ok;
       }
       const message = (commanderMessage || error.message).replace(/^error: /, "").trim();
-      return renderError(early, "usage", message.split("\n")[0] ?? message, ExitCode.usage, undefined, message);
+      return await renderError(early, "usage", message.split("\n")[0] ?? message, ExitCode.usage, undefined, message);
     }
     if (error instanceof OpenclawStateError) {
-      return renderError(lastOutput, error.code, error.message, error.exitCode, error);
+      return await renderError(lastOutput, error.code, error.message, error.exitCode, error);
     }
     // A write lock held past the busy timeout is "locked, retry later" (75) wherever it surfaced.
     if (isSqliteBusy(error)) {
-      return renderError(lastOutput, "state_locked", `State is locked: ${describeError(error)}.`, ExitCode.locked, error);
+      return await renderError(lastOutput, "state_locked", `State is locked: ${describeError(error)}.`, ExitCode.locked, error);
     }
     const fsText = describeFsError(error);
-    if (fsText) return renderError(lastOutput, "filesystem_error", fsText, ExitCode.failed, error);
-    return renderError(lastOutput, "internal_error", `Unexpected failure: ${describeError(error)}`, ExitCode.failed, error);
+    if (fsText) return await renderError(lastOutput, "filesystem_error", fsText, ExitCode.failed, error);
+    return await renderError(lastOutput, "internal_error", `Unexpected failure: ${describeError(error)}`, ExitCode.failed, error);
   }
 }
 
@@ -107,8 +107,8 @@ function describeFsError(error: unknown): string | null {
 }
 
 /** The one place an error becomes output: the --json document (via complete) or one line on stderr. */
-function renderError(output: Output, code: string, message: string, exitCode: number, error?: unknown, detail?: string): number {
-  if (output.json) output.complete(exitCode, { code, message });
+async function renderError(output: Output, code: string, message: string, exitCode: number, error?: unknown, detail?: string): Promise<number> {
+  if (output.json) await output.complete(exitCode, { code, message });
   else output.error(`error: ${detail ?? message}`);
   if (output.verbose && error instanceof Error && error.stack) output.error(error.stack);
   return exitCode;

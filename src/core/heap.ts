@@ -24,3 +24,13 @@ export function collectGarbage(): void {
   }
   collect?.();
 }
+
+/**
+ * A full collection that also hands freed heap pages back to the system (V8's "last resort" flavour, the one
+ * it runs under memory pressure): a plain collection leaves them committed, so RSS keeps the high-water mark
+ * of every earlier phase. A few times per command, between phases; slower than collectGarbage().
+ */
+export function releaseMemory(): void {
+  collectGarbage();
+  (collect as ((options?: { type: string; execution: string; flavor: string }) => void) | null | undefined)?.({ type: "major", execution: "sync", flavor: "last-resort" });
+}

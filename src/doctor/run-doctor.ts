@@ -1,5 +1,6 @@
 // Runs the doctor checks; with `fix`, applies their repairs under the maintenance lease and re-checks.
 import { describeError } from "../core/errors.js";
+import { releaseMemory } from "../core/heap.js";
 import type { MigrationPlan, MigrationRunResult } from "../migration/types.js";
 import fs from "node:fs";
 import { acquireMaintenanceLease, acquireStateLock, type MaintenanceLease } from "../state/lease.js";
@@ -160,6 +161,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   } finally {
     global.close();
   }
+  // The repairs (a migration of thousands of sources) leave a large heap behind; the re-check starts from what is live.
+  releaseMemory();
   const after = await collect(ctx, checks);
   return result(options, after.findings, { findingsBefore: before.findings, repairs: outcomes, ...migration(sink.run) });
 }

@@ -2,7 +2,7 @@
 import crypto from "node:crypto";
 import path from "node:path";
 import { describeError, SQLITE_BUSY_MESSAGE } from "../core/errors.js";
-import { collectGarbage } from "../core/heap.js";
+import { collectGarbage, releaseMemory } from "../core/heap.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
@@ -25,7 +25,7 @@ import {
   type SourceReport,
   type SourceRowInput,
 } from "./ledger.js";
-import { planMigration, readConfiguredMainKey, yieldToLoop } from "./plan-migration.js";
+import { adoptPlan, planMigration, readConfiguredMainKey, yieldToLoop } from "./plan-migration.js";
 import { removeDirIfEmpty, retiredPath } from "./retire.js";
 import { RetireQueue } from "./retire-queue.js";
 import type { ImportContext, ImportCounts, MigrationPlan, MigrationProgress, MigrationRunResult, PlannedSource, RunStatus, SourceImporter, SourceOutcome } from "./types.js";
@@ -34,7 +34,7 @@ export interface ApplyMigrationOptions {
   paths: StatePaths;
   /** Open for writing; the caller holds the maintenance lease for the whole call. */
   global: GlobalDatabase;
-  /** The plan the operator saw; the tree is re-planned under the lease and a difference is reported. */
+  /** The plan the operator saw; the tree is re-planned under the lease, a difference is reported, and this object then holds the plan applied. */
   plan?: MigrationPlan;
   /** false = `--no-backup`: import without the pre-migration archive (reported loudly). */
   backup?: boolean;
@@ -283,6 +283,8 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
   let plan = await planMigration({ paths, ledger: global, ...(options.plan ? { previous: options.plan } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   const replanned = options.plan !== undefined && options.plan.fingerprint !== plan.fingerprint;
   if (replanned) warnings.push(`the legacy tree changed since the plan was shown: re-planned under the lease (${describePlanChange(options.plan!, plan)})`);
+  // The caller's plan becomes the one applied: one plan in memory, and the caller reports what ran.
+  if (options.plan) plan = adoptPlan(options.plan, plan);
 
   let actionable = plan.sources.filter((s) => s.action !== "skip");
   const state: RunState = {
@@ -311,6 +313,8 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
         if (unreadable) throw new Error(unreadable);
         options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: 0, bytesTotal: 0 });
         const take = options.takeBackup ?? takePreMigrationBackup;
+        // The plan passes leave their garbage behind: collected so the backup's own working set starts low.
+        releaseMemory();
         let backup;
         try {
           backup = await take({
@@ -365,7 +369,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
 
     let lastYield = Date.now();
     // The plan pass leaves its garbage behind; so does every source: collected in batches (peak RSS < 256 MB).
-    collectGarbage();
+    releaseMemory();
     let lastCollect = 0;
     let lastCollectCount = 0;
     const runSources = async (db: AgentDatabase | null, sources: PlannedSource[]): Promise<void> => {
@@ -487,7 +491,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
   };
   options.onProgress?.({ ...state.progress, phase: "record" });
   // The run report serializes every outcome: make room first (a run of 20k small sources left ~50 MB of garbage).
-  collectGarbage();
+  releaseMemory();
   finishRun(global, result, {
     kind: "legacy-state",
     stateDir: paths.stateDir,

@@ -235,6 +235,19 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
   return plan;
 }
 
+/**
+ * Makes `target` (the plan a caller showed) hold `fresh` (the plan re-made under the lease) and returns it:
+ * a plan of 20k sources is ~25 MB, and the caller keeps its copy for its report while the run goes on.
+ */
+export function adoptPlan(target: MigrationPlan, fresh: MigrationPlan): MigrationPlan {
+  if (target === fresh) return target;
+  Object.assign(target, fresh);
+  const cache = inspections.get(fresh);
+  if (cache) inspections.set(target, cache);
+  inspections.delete(fresh);
+  return target;
+}
+
 function skipReason(reportJson: string | null): string {
   const reason = failedReason(reportJson);
   return reason ? `: ${reason}` : "";
