@@ -12,7 +12,7 @@ import { jsoncParser } from "stream-json/core/jsonc/parser.js";
 import { jsonParser, type Token } from "stream-json/core/parser.js";
 import { ByteSink } from "../core/byte-sink.js";
 import { OperationError } from "../core/errors.js";
-import { collectGarbage } from "../core/heap.js";
+import { collectGarbage, releaseMemory } from "../core/heap.js";
 import { toStrictJson } from "../core/tolerant-json.js";
 import { depthMessage, MAX_JSON_DEPTH } from "./json-depth.js";
 import { CHUNK_BYTES, withOpenFile } from "./line-stream.js";
@@ -21,6 +21,8 @@ import { CHUNK_BYTES, withOpenFile } from "./line-stream.js";
 export const JSON5_MAX_BYTES = 16 * 1024 * 1024;
 /** Text read between full garbage collections: V8 otherwise lets the tokens' garbage grow the heap to ~5x the live data. */
 const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
+/** A member at least this big is followed by a collection that also returns freed pages to the system. */
+const RELEASE_MEMBER_CHARS = 16 * 1024 * 1024;
 /** One member's value larger than this (characters of its text) fails the file: a member is built whole. */
 export const MAX_MEMBER_CHARS = 64 * 1024 * 1024;
 
@@ -303,7 +305,9 @@ class MemberCollector {
       this.text = null;
     }
     // A big member leaves its tokens and text chunks behind as garbage: freed before the caller stores it.
-    if (this.memberChars >= COLLECT_EVERY_BYTES) collectGarbage();
+    // A very big one (a 50 MB entry) also hands the freed pages back: the caller's insert needs two more copies.
+    if (this.memberChars >= RELEASE_MEMBER_CHARS) releaseMemory();
+    else if (this.memberChars >= COLLECT_EVERY_BYTES) collectGarbage();
     this.building = false;
     this.current = null;
     this.member = null;
