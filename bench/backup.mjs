@@ -78,13 +78,20 @@ function buildState() {
   global.close();
 }
 
-/** Runs a command; returns wall seconds. Throws on a non-zero exit. */
+/**
+ * Runs a command; returns wall seconds and CPU seconds (user + system of the command and of the children it waited
+ * for, e.g. the zstd that tar runs: bash's `times`, which spawnSync cannot report). Throws on a non-zero exit.
+ * On a loaded box the wall ratio drifts with the other load; the CPU ratio says what each side costs.
+ */
 function timed(cmd, args, options = {}) {
   const start = process.hrtime.bigint();
-  const run = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, ...options });
+  const run = spawnSync("bash", ["-c", '"$@"; rc=$?; times >&2; exit $rc', "bash", cmd, ...args], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, ...options });
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   if (run.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${run.status}: ${run.stderr}`);
-  return { seconds, stdout: run.stdout, stderr: run.stderr };
+  // The last line of `times` is the children's user and system time, e.g. "0m1.250s 0m0.310s".
+  const t = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(run.stderr);
+  const cpu = t ? Number(t[1]) * 60 + Number(t[2]) + Number(t[3]) * 60 + Number(t[4]) : Number.NaN;
+  return { seconds, cpu, stdout: run.stdout, stderr: run.stderr };
 }
 
 /** Runs the CLI in a child that reports its own peak RSS (worker thread included) on exit. */
@@ -172,7 +179,7 @@ async function main() {
       if (!haveRestic) return;
       const repo = path.join(work, `restic-fresh-${round}`);
       timed("restic", ["init", "-q", "-r", repo], { env: resticEnv });
-      resticFresh.push(timed("restic", ["backup", "-q", "-r", repo, stateDir], { env: resticEnv }).seconds);
+      resticFresh.push(timed("restic", ["backup", "-q", "-r", repo, stateDir], { env: resticEnv }));
       fs.rmSync(repo, { recursive: true, force: true });
     },
   );
@@ -196,7 +203,7 @@ async function main() {
     () => {
       if (!haveRestic) return;
       timed("restic", ["backup", "-q", "-r", repo, stateDir], { env: resticEnv });
-      resticSame.push(timed("restic", ["backup", "-q", "-r", repo, stateDir], { env: resticEnv }).seconds);
+      resticSame.push(timed("restic", ["backup", "-q", "-r", repo, stateDir], { env: resticEnv }));
     },
   );
   rows.push({ name: "backup create (verified, unchanged state)", ours: oursSame, base: haveRestic ? resticSame : null, baseName: "restic backup, unchanged re-run", target: null });
@@ -216,21 +223,26 @@ async function main() {
       const staged = path.join(work, `staged-${round}`);
       const archive = path.join(work, `baseline-${round}${ext}`);
       let seconds = 0;
+      let cpu = 0;
       for (const db of dbs) {
         const dest = path.join(staged, path.relative(stateDir, db));
         fs.mkdirSync(path.dirname(dest), { recursive: true });
-        seconds += timed("sqlite3", [db, `VACUUM INTO '${dest.replace(/'/g, "''")}'`]).seconds;
+        const vacuum = timed("sqlite3", [db, `VACUUM INTO '${dest.replace(/'/g, "''")}'`]);
+        seconds += vacuum.seconds;
+        cpu += vacuum.cpu;
       }
       for (const f of others) {
         const dest = path.join(staged, path.relative(stateDir, f));
         fs.mkdirSync(path.dirname(dest), { recursive: true });
         fs.copyFileSync(f, dest);
       }
-      seconds += timed("tar", ["-c", ...tarFlag, "-f", archive, "-C", staged, "."]).seconds;
+      const tarC = timed("tar", ["-c", ...tarFlag, "-f", archive, "-C", staged, "."]);
+      seconds += tarC.seconds;
+      cpu += tarC.cpu;
       baseSize = fs.statSync(archive).size;
       fs.rmSync(staged, { recursive: true, force: true });
       fs.rmSync(archive, { force: true });
-      baseCreate.push(seconds);
+      baseCreate.push({ seconds, cpu });
     },
   );
   rows.push({ name: "backup create --no-verify", ours: oursNoVerify, base: haveTarCodec ? baseCreate : null, baseName: `sqlite3 VACUUM INTO + tar ${compression === "zstd" ? "--zstd -c" : "cz"}f`, target: 1.3 });
@@ -252,7 +264,7 @@ async function main() {
       if (!haveTarCodec) return;
       const xdir = path.join(work, `tar-x-${round}`);
       fs.mkdirSync(xdir);
-      baseRestore.push(timed("tar", ["-x", ...tarFlag, "-f", ours, "-C", xdir]).seconds);
+      baseRestore.push(timed("tar", ["-x", ...tarFlag, "-f", ours, "-C", xdir]));
       fs.rmSync(xdir, { recursive: true, force: true });
     },
   );
@@ -263,11 +275,13 @@ async function main() {
   const rssLimit = 200 * 1024 * 1024;
   let failed = false;
   console.log(`archive: ours ${mb(oursSize)}${baseSize ? `, tar baseline ${mb(baseSize)}` : ""}; data ${mb(dataBytes)}; ${compression}\n`);
-  console.log(["measure".padEnd(48), "ours s".padStart(8), "base s".padStart(8), "ratio".padStart(7), "target".padStart(7), "result".padStart(7), "peak RSS".padStart(10), "  baseline"].join(" "));
+  console.log(["measure".padEnd(48), "ours s".padStart(8), "base s".padStart(8), "ratio".padStart(7), "target".padStart(7), "result".padStart(7), "peak RSS".padStart(10), "CPU ours".padStart(9), "CPU base".padStart(9), "CPU ratio".padStart(9), "  baseline"].join(" "));
   for (const row of rows) {
     const o = median(row.ours.map((r) => r.seconds));
     const rss = Math.max(...row.ours.map((r) => r.rss));
-    const b = row.base && row.base.length > 0 ? median(row.base) : null;
+    const b = row.base && row.base.length > 0 ? median(row.base.map((r) => r.seconds)) : null;
+    const oCpu = median(row.ours.map((r) => r.cpu));
+    const bCpu = row.base && row.base.length > 0 ? median(row.base.map((r) => r.cpu)) : null;
     const ratio = b === null ? null : o / b;
     const pass = row.target === null || ratio === null ? rss < rssLimit : ratio <= row.target && rss < rssLimit;
     if (!pass) failed = true;
@@ -281,13 +295,16 @@ async function main() {
         targetText.padStart(7),
         (pass ? "pass" : "FAIL").padStart(7),
         mb(rss).padStart(10),
+        `${oCpu.toFixed(2)} s`.padStart(9),
+        (bCpu === null ? "-" : `${bCpu.toFixed(2)} s`).padStart(9),
+        (bCpu === null ? "-" : `${(oCpu / bCpu).toFixed(2)}x`).padStart(9),
         `  ${b === null ? "(skipped)" : row.baseName}`,
       ].join(" "),
     );
     recordResult("backup", {
       measure: `${row.name}, ${compression} (${mb(dataBytes)}) vs ${b === null ? "(baseline skipped)" : row.baseName}`,
-      ours: `${o.toFixed(2)} s`,
-      baseline: b === null ? "-" : `${b.toFixed(2)} s`,
+      ours: `${o.toFixed(2)} s (CPU ${oCpu.toFixed(2)} s)`,
+      baseline: b === null ? "-" : `${b.toFixed(2)} s (CPU ${bCpu.toFixed(2)} s)`,
       ratio: ratio ?? undefined,
       target: row.target === null ? "info; RSS < 200 MB" : `≤ ${row.target.toFixed(2)}×; RSS < 200 MB`,
       pass,

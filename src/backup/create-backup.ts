@@ -156,7 +156,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     warnings.push(...walk.warnings);
     const entries = archiveOrder(walk.entries);
     const reuse = options.reuse === false ? new Map<string, ReuseCandidate>() : await reusableSnapshots(paths, output.compression, entries);
-    const written = await writeArchive({
+    const writing = writeArchive({
       archivePath: output.archivePath,
       root: output.root,
       stagingDir,
@@ -171,6 +171,11 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
         return manifestFrom(walk, { ...parts, skipped: [...plan.skipped, ...walk.skipped, ...parts.skipped] });
       },
     });
+    // The ledger needs the Kysely-backed storage core (~0.2–0.3 s of main-thread CPU to load). It loads now, while
+    // the worker runs the first VACUUM INTO and the main thread has little to do, not after the verify pass.
+    const ledger = import("./backup-runs.js");
+    ledger.catch(() => undefined);
+    const written = await writing;
     published = true;
     // The compressor's block buffers (~5 x 4 MiB) are garbage now: freed before verification reads it all back.
     collectGarbage();
@@ -187,8 +192,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       }
       verified = true;
     }
-    // Loaded only now: the ledger needs the Kysely-backed storage core, the archive path does not.
-    const { recordBackupRun } = await import("./backup-runs.js");
+    const { recordBackupRun } = await ledger;
     // Only a verified archive may lend its snapshots to the next run.
     const reuseRecord: ReuseRecord | undefined = verified && written.reusable.length > 0 ? { compression: output.compression, archiveSize: written.sizeBytes, snapshots: written.reusable } : undefined;
     const recordWarning = recordBackupRun(paths, { runId, createdAt, archivePath: output.archivePath, status: "completed", manifest: summarizeManifest(written.manifest), reuse: reuseRecord });

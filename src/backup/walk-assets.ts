@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describeError } from "../core/errors.js";
 import { tryNormalizeAgentId } from "../state/agent-id.js";
-import { isSqliteFile } from "../state/database.js";
+import { isSqliteFile } from "../state/sqlite-header.js";
 import { AGENT_DB_FILENAME, GLOBAL_DB_RELATIVE } from "../state/paths.js";
 import { linkEscape, pathLengthProblem, roleAtArchivePath } from "./archive-layout.js";
 import type { PlannedAsset } from "./asset-plan.js";

@@ -124,8 +124,17 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   // is inside the staging dir (same file system as the archive): a killed run leaves nothing under the archive's
   // own folder but the staging dir, which the next create sweeps.
   const temp = path.join(stagingDir, `${path.basename(options.archivePath)}.tmp-${crypto.randomBytes(6).toString("hex")}`);
-  // Read-write: a manifest that outgrows its room moves the payload within the file.
-  const out = await fs.promises.open(temp, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_RDWR, 0o600);
+  // The first snapshot starts before anything is awaited, so it runs while the archive is opened and directories
+  // and plain files stream (and while createBackup loads the ledger's storage core beside it).
+  if (dbIndexes.length > 0) startSnapshot(dbIndexes[0]!);
+  let out: fs.promises.FileHandle;
+  try {
+    // Read-write: a manifest that outgrows its room moves the payload within the file.
+    out = await fs.promises.open(temp, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_RDWR, 0o600);
+  } catch (error) {
+    await Promise.allSettled([...snapshots.values()].flatMap((snap) => [snap.taken, snap.info, snap.fingerprint]));
+    throw error;
+  }
   const reserve = options.headReserve ?? headReserve(entries);
   let position = reserve;
   // Reads and writes here are synchronous on purpose: the libuv pool (4 threads) is busy compressing, and queueing
@@ -138,8 +147,6 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     { compression },
   );
   const readBuffer = Buffer.allocUnsafeSlow(READ_CHUNK);
-  // The first snapshot starts now, so it runs while directories and plain files stream.
-  if (dbIndexes.length > 0) startSnapshot(dbIndexes[0]!);
 
   /** Streams one file's entry (header, body, padding); `segment` makes the body a reusable run of blocks. */
   async function writeFile(entry: WalkFile, source: string, sizeHint: number | undefined, segment: boolean): Promise<{ file: ManifestFile; segment: Promise<WrittenSegment> | null } | null> {

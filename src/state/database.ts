@@ -246,20 +246,7 @@ export function schemaSqlFor(role: DbRole): string {
   return role === "global" ? GLOBAL_SCHEMA_SQL : AGENT_SCHEMA_SQL;
 }
 
-/** True when the file starts with the 16-byte SQLite header. */
-export function isSqliteFile(file: string): boolean {
-  let fd: number | undefined;
-  try {
-    fd = fs.openSync(file, "r");
-    const header = Buffer.alloc(16);
-    const n = fs.readSync(fd, header, 0, 16, 0);
-    return n === 16 && header.toString("latin1") === "SQLite format 3\u0000";
-  } catch {
-    return false;
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
-}
+export { isSqliteFile } from "./sqlite-header.js";
 
 export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB> {
   const file = options.path;
