@@ -131,9 +131,13 @@ describe("applyMigration", () => {
     fs.appendFileSync(path.join(stateDir, "agents/main/sessions/s-main.jsonl"), '{"type":"message","id":"e9","parentId":"e2","message":{"role":"user","content":"late"}}\n');
     const global = openGlobalDatabase(paths, { mode: "write", create: true });
     const { applyMigration } = await import("../../src/migration/apply-migration.js");
+    const shown = plan.fingerprint;
     const run = await applyMigration({ paths, global, plan, backup: false });
     global.close();
     expect(run.replanned).toBe(true);
+    // The caller's plan object now holds the plan applied (one plan in memory, and the report shows what ran).
+    expect(plan.fingerprint).not.toBe(shown);
+    expect(plan.sources.find((s) => s.relativePath.endsWith("s-main.jsonl"))!.sizeBytes).toBe(fs.statSync(path.join(stateDir, "migrated", run.runId, "agents/main/sessions/s-main.jsonl")).size);
     expect(run.warnings.join()).toMatch(/changed since the plan was shown: re-planned/);
     expect(rows(agentDbFile(paths), "SELECT count(*) AS n FROM transcript_events WHERE session_id = 's-main'")).toEqual([{ n: 4 }]);
   });

@@ -58,6 +58,23 @@ describe("streamObjectMembers", () => {
     expect(only[0]!.text!.toString("utf8")).toBe("{}");
   });
 
+  it("streams a string longer than the read chunk: escapes, surrogate pairs and omitted strings stay exact", () => {
+    // 2+ MiB of text with escapes and astral characters, crossing the tokenizer's 1 MiB pieces.
+    const long = Array.from({ length: 60_000 }, (_, i) => `line ${i} "q" \\ \t é 😀 \u2028;`).join("\n");
+    const member = { sessionId: "s", prompt: long, skip: long, list: [long.slice(0, 1000), "x"], keep: "small" };
+    const file = write(JSON.stringify({ m: member, n: "top-level scalar" }));
+    const members: ObjectMember[] = [];
+    streamObjectMembers(file, (m) => members.push(m), { expected: "an object", pick: ["sessionId"], serialize: () => ({ omit: new Set(["skip"]), keep: new Set(["keep"]), tail: () => "" }) });
+    const { skip: _skip, ...rest } = member;
+    expect(members[0]!.text!.length).toBeGreaterThan(2 * 1024 * 1024);
+    expect(JSON.parse(members[0]!.text!.toString("utf8"))).toEqual(rest);
+    expect(members[0]!.fields).toEqual({ sessionId: "s", keep: "small" });
+    expect(members[1]).toMatchObject({ kind: "scalar", value: "top-level scalar" });
+    // Built members get the joined string.
+    const built = collect(file).members;
+    expect((built[0]!.value as typeof member).prompt).toBe(long);
+  });
+
   it("accepts comments and trailing commas at any size, and a BOM", () => {
     const { members, syntax } = collect(write(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{\n  // c\n  "a": {"sessionId": "s",}, /* b */\n}\n')])), { json5MaxBytes: 0 });
     expect(syntax).toBe("jsonc");

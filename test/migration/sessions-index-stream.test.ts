@@ -1,9 +1,11 @@
 // The streamed session index: repeated keys (newest wins, reported), shared-main peers as participants,
 // agent:main:* keys in another agent's store, JSONC vs JSON5 by size, entries written after their session row.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { JSON5_MAX_BYTES } from "../../src/migration/json-object-stream.js";
+import { openAgentDatabase } from "../../src/state/state-databases.js";
 import { makeTempState } from "../helpers/temp-state.js";
 import { expectReimportIdempotent } from "../helpers/control-plane.js";
 import { agentDbFile, migrate, rows } from "../helpers/migration.js";
@@ -118,5 +120,42 @@ describe("sessions.json syntax by size", () => {
     const { run } = await migrate(paths);
     expect(run.sources[0]!.status).toBe("failed");
     expect(run.sources[0]!.reason).toMatch(/sessions\.json:4: JSON nested deeper than 1000 levels; the file was left in place/);
+  });
+});
+
+describe("a very large entry", () => {
+  it("is stored whole as valid JSON text (written without SQLite's json_valid pass), and quick_check verifies it", async () => {
+    const { paths, stateDir } = makeTempState();
+    const dir = path.join(stateDir, "agents/main/sessions");
+    fs.mkdirSync(dir, { recursive: true });
+    const skills = Array.from({ length: 30_000 }, (_, i) => ({ name: `skill-${i}`, description: `does ${i} things — "quoted" \\ é 😀`, enabled: i % 3 !== 0 }));
+    const huge = { sessionId: "huge", updatedAt: 7, chatType: "direct", skillsSnapshot: { prompt: "p".repeat(3 * 1024 * 1024), skills } };
+    fs.writeFileSync(path.join(dir, "sessions.json"), JSON.stringify({ "agent:main:main": huge, "agent:main:other": { sessionId: "small", updatedAt: 1 } }));
+    const { run } = await migrate(paths);
+    expect(run.sources[0]!.status).toBe("imported");
+    const [row] = rows<{ entry_json: string; type: string }>(agentDbFile(paths), "SELECT entry_json, typeof(entry_json) AS type FROM session_entries WHERE session_key = 'agent:main:main'");
+    expect(row!.type).toBe("text");
+    expect(Buffer.byteLength(row!.entry_json)).toBeGreaterThan(4 * 1024 * 1024);
+    expect(JSON.parse(row!.entry_json)).toEqual({ chatType: "direct", skillsSnapshot: huge.skillsSnapshot, sessionId: "huge", updatedAt: 7 });
+    // An independent reader: the CHECK holds and quick_check (which evaluates it) passes.
+    const cli = spawnSync("sqlite3", [agentDbFile(paths), "SELECT json_valid(entry_json) FROM session_entries ORDER BY session_key; PRAGMA quick_check;"], { encoding: "utf8" });
+    expect(cli.stdout.trim().split("\n")).toEqual(["1", "1", "ok"]);
+  });
+
+  it("skips CHECK constraints only inside withoutCheckConstraints", () => {
+    const { paths, stateDir } = makeTempState();
+    fs.mkdirSync(stateDir, { recursive: true });
+    const db = openAgentDatabase(paths, "main", { mode: "write", create: true });
+    try {
+      db.prepare("INSERT INTO sessions (session_id, session_key, session_scope, created_at, updated_at) VALUES ('s', 'k', 'conversation', 1, 1)").run();
+      const insert = (key: string) => db.prepare("INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) VALUES (?, 's', 'not json', 1)").run(key);
+      expect(() => insert("a")).toThrow(/CHECK constraint failed/);
+      db.withoutCheckConstraints(() => insert("b"));
+      expect(() => insert("c")).toThrow(/CHECK constraint failed/);
+      // quick_check reports the row the constraint would have refused.
+      expect(db.quickCheck().join("\n")).toMatch(/CHECK constraint failed in session_entries/);
+    } finally {
+      db.close();
+    }
   });
 });
