@@ -28,10 +28,16 @@ export class ByteSink {
     if (this.partsLength >= PART_CHARS) this.flush();
   }
 
-  /** The bytes written; a view on the sink's own memory (the sink must not be written to afterwards). */
+  /** The bytes written, once; a large result is a view on the memory the sink grew (the sink is empty after). */
   finish(): Buffer {
     this.flush();
-    if (this.grown) return Buffer.from(this.grown, 0, this.length);
+    if (this.grown) {
+      // The sink lets go of its memory: the returned view is then the only way to it (collectable once dropped).
+      const out = Buffer.from(this.grown, 0, this.length);
+      this.grown = null;
+      this.length = 0;
+      return out;
+    }
     const out = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
     this.chunks = [];
     return out;

@@ -299,9 +299,7 @@ class MemberCollector {
     const member = this.member!;
     if (this.building) member.value = this.current;
     if (this.text) {
-      const tail = this.text.spec.tail(member.fields);
-      this.text.sink.write(tail === "" ? "}" : `${this.text.open[0]!.items ? "," : ""}${tail}}`);
-      member.text = this.text.sink.finish();
+      this.finishText(member, this.text);
       this.text = null;
     }
     // A big member leaves its tokens and text chunks behind as garbage: freed before the caller stores it.
@@ -314,6 +312,16 @@ class MemberCollector {
     this.key = null;
     this.members += 1;
     this.onMember(member);
+  }
+
+  /**
+   * The member's text, closed with its tail. In a frame of its own: a stack slot left holding the bytes would
+   * keep a 50 MB text alive while the caller hands it to SQLite and collects.
+   */
+  private finishText(member: ObjectMember, text: TextState): void {
+    const tail = text.spec.tail(member.fields);
+    text.sink.write(tail === "" ? "}" : `${text.open[0]!.items ? "," : ""}${tail}}`);
+    member.text = text.sink.finish();
   }
 
   /** One token of the member's value into its text (called with the depth already updated for containers). */

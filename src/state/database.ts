@@ -76,6 +76,11 @@ export class StateDatabase<DB> {
     return statement;
   }
 
+  /** A statement of its own (not cached): for one that binds a very large value once with bind(); freed when dropped. */
+  prepareUncached(sql: string): Database.Statement {
+    return this.handle.prepare(sql);
+  }
+
   all<O>(query: Compilable<O>): O[] {
     const compiled = query.compile();
     return this.prepare(compiled.sql).all(...(compiled.parameters as unknown[])) as O[];

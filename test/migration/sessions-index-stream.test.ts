@@ -142,6 +142,21 @@ describe("a very large entry", () => {
     expect(cli.stdout.trim().split("\n")).toEqual(["1", "1", "ok"]);
   });
 
+  it("seeds the main key from a large direct entry: the second key's row is copied in SQL, the same text", async () => {
+    const { paths, stateDir } = makeTempState();
+    const dir = path.join(stateDir, "agents/main/sessions");
+    fs.mkdirSync(dir, { recursive: true });
+    const big = { sessionId: "big", updatedAt: 9, chatType: "direct", lastChannel: "telegram", lastTo: "+1", note: "n".repeat(5 * 1024 * 1024) };
+    fs.writeFileSync(path.join(dir, "sessions.json"), JSON.stringify({ "telegram:+1": big }));
+    const { run } = await migrate(paths);
+    expect(run.sources[0]!.status).toBe("imported");
+    const found = rows<{ session_key: string; entry_json: string }>(agentDbFile(paths), "SELECT session_key, entry_json FROM session_entries ORDER BY session_key");
+    expect(found).toHaveLength(2);
+    expect(found[0]!.session_key).toBe("agent:main:main");
+    expect(found[0]!.entry_json).toBe(found[1]!.entry_json);
+    expect(JSON.parse(found[0]!.entry_json)).toMatchObject({ sessionId: "big", updatedAt: 9, note: big.note });
+  });
+
   it("skips CHECK constraints only inside withoutCheckConstraints", () => {
     const { paths, stateDir } = makeTempState();
     fs.mkdirSync(stateDir, { recursive: true });

@@ -4,10 +4,12 @@
 // few facts per entry; the writing pass streams the file again and builds one winning entry at a time. Entries
 // whose session row is written later in the file are written by a third pass over just those.
 import crypto from "node:crypto";
+import type Database from "better-sqlite3";
 import fs from "node:fs";
 import { describeError, OperationError } from "../../core/errors.js";
+import { collectGarbage, releaseMemory } from "../../core/heap.js";
 import { compareText } from "../inventory.js";
-import { streamObjectMembers } from "../json-object-stream.js";
+import { streamObjectMembers, type ObjectMember } from "../json-object-stream.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { entryUpdatedAt, keysOfMember, scanIndex, sessionKeys, type IndexScan } from "./session-index-scan.js";
@@ -24,8 +26,19 @@ const KEPT = new Set<string>(PROJECTED_FIELDS);
  * they were re-serialized token by token from a strict tokenizer, so they are valid by construction, and
  * json_valid would cost ~3x the text in native memory (a 50 MB entry peaked the import at ~470 MB RSS).
  * quick_check and integrity_check still verify the constraint (doctor re-checks right after --fix).
+ * They are also bound before the row is written, and our copy dropped: SQLite's bound copy and its row are
+ * then the only two copies at once, not three.
  */
 export const TRUSTED_ENTRY_BYTES = 4 * 1024 * 1024;
+
+/** A member's entry_json: the bytes until a large text was handed to SQLite, then the key whose row holds it. */
+interface EntryText {
+  bytes: Buffer | null;
+  storedAs: string | null;
+}
+
+const UPSERT_ENTRY =
+  "INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) VALUES (?, ?, CAST(? AS TEXT), ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at";
 
 /** The key that owns the `sessions` row when several keys share a session id: main, else newest, else smallest. */
 function ownerKey(keys: string[], scan: IndexScan, agentId: string): string {
@@ -102,8 +115,11 @@ function indexStatements(db: AgentDatabase) {
     hasSession: db.prepare("SELECT 1 FROM sessions WHERE session_id = ?").pluck(),
     entryUpdatedAt: db.prepare("SELECT updated_at FROM session_entries WHERE session_key = ?").pluck(),
     // entry_json arrives as UTF-8 bytes re-serialized from the file's tokens: CAST stores them as TEXT.
-    upsertEntry: db.prepare(
-      "INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) VALUES (?, ?, CAST(? AS TEXT), ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at",
+    upsertEntry: db.prepare(UPSERT_ENTRY),
+    /** A statement of its own for one large text: bound once, finalized when dropped (its bound copy with it). */
+    largeEntryStatement: () => db.prepareUncached(UPSERT_ENTRY),
+    copyEntry: db.prepare(
+      "INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) SELECT ?, ?, entry_json, ? FROM session_entries WHERE session_key = ? ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at",
     ),
     routeUpdatedAt: db.prepare("SELECT updated_at FROM session_routes WHERE session_key = ?").pluck(),
     upsertRoute: db.prepare(
@@ -150,11 +166,48 @@ function writeSessionRow(st: Statements, state: WriteState, key: string, session
 }
 
 /** A key's entry and route (newest wins), and on a shared-main session its direct peer as a participant. */
-function writeKeyRows(st: Statements, state: WriteState, key: string, sessionId: string, entry: Obj, entryJson: Buffer, updatedAt: number, sharedMainPeer: boolean): void {
+/** One key's entry_json; a large text goes to SQLite once, a second key of the same member copies that row. */
+function writeEntry(st: Statements, key: string, sessionId: string, text: EntryText, updatedAt: number): void {
+  if (text.bytes === null) {
+    st.withoutChecks(() => st.copyEntry.run(key, sessionId, updatedAt, text.storedAs));
+    return;
+  }
+  if (text.bytes.length < TRUSTED_ENTRY_BYTES) {
+    st.upsertEntry.run(key, sessionId, text.bytes, updatedAt);
+    return;
+  }
+  st.withoutChecks(() => {
+    const statement = st.largeEntryStatement();
+    bindOnce(statement, key, sessionId, text, updatedAt);
+    // Our copy is garbage now: freed before SQLite builds the row from its bound copy.
+    releaseMemory();
+    statement.run();
+  });
+  // The statement is unreachable: collecting finalizes it, and its bound copy goes too.
+  collectGarbage();
+}
+
+/**
+ * Binds and lets go, in a frame of its own: a stack slot still holding the bytes after the call would keep
+ * them alive through the collection that follows.
+ */
+function bindOnce(statement: Database.Statement, key: string, sessionId: string, text: EntryText, updatedAt: number): void {
+  statement.bind(key, sessionId, text.bytes, updatedAt);
+  text.bytes = null;
+  text.storedAs = key;
+}
+
+/** The member's text moved into a holder (the member no longer refers to it). */
+function takeText(m: ObjectMember): EntryText {
+  const text: EntryText = { bytes: m.text ?? null, storedAs: null };
+  m.text = undefined;
+  return text;
+}
+
+function writeKeyRows(st: Statements, state: WriteState, key: string, sessionId: string, entry: Obj, text: EntryText, updatedAt: number, sharedMainPeer: boolean): void {
   const entryAt = st.entryUpdatedAt.get(key) as number | undefined;
   if (entryAt === undefined || updatedAt >= entryAt) {
-    if (entryJson.length >= TRUSTED_ENTRY_BYTES) st.withoutChecks(() => st.upsertEntry.run(key, sessionId, entryJson, updatedAt));
-    else st.upsertEntry.run(key, sessionId, entryJson, updatedAt);
+    writeEntry(st, key, sessionId, text, updatedAt);
     state.rows.session_entries += 1;
   } else {
     state.keptNewer += 1;
@@ -204,6 +257,8 @@ function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportC
       source.path,
       (m) => {
         if (m.text === undefined) return;
+        // The member lets go of its text: a large one must be collectable once SQLite has its own copy.
+        const text = takeText(m);
         const keys = wanted(m.index, m.key);
         const sessionId = (m.fields.sessionId as string).trim();
         // The projection reads only a few small fields; the entry itself streams into entry_json as bytes.
@@ -217,7 +272,7 @@ function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportC
             if (only === null && key !== owner) state.deferred.add(key);
             continue;
           }
-          writeKeyRows(st, state, key, sessionId, entry, m.text, updatedAt, owner === main && key !== owner);
+          writeKeyRows(st, state, key, sessionId, entry, text, updatedAt, owner === main && key !== owner);
         }
       },
       {
