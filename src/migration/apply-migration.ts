@@ -25,7 +25,7 @@ import {
   type SourceReport,
   type SourceRowInput,
 } from "./ledger.js";
-import { adoptPlan, planMigration, readConfiguredMainKey, yieldToLoop } from "./plan-migration.js";
+import { adoptPlan, forgetInspections, planMigration, readConfiguredMainKey, yieldToLoop } from "./plan-migration.js";
 import { removeDirIfEmpty, retiredPath } from "./retire.js";
 import { RetireQueue } from "./retire-queue.js";
 import type { ImportContext, ImportCounts, MigrationPlan, MigrationProgress, MigrationRunResult, PlannedSource, RunStatus, SourceImporter, SourceOutcome } from "./types.js";
@@ -367,6 +367,8 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
       state.progress.bytesTotal = actionable.reduce((n, s) => n + s.sizeBytes, 0);
     }
 
+    // No re-plan follows: the inspections kept for one (~250 bytes a source) go before the import.
+    forgetInspections(plan);
     let lastYield = Date.now();
     // The plan pass leaves its garbage behind; so does every source: collected in batches (peak RSS < 256 MB).
     releaseMemory();

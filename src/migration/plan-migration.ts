@@ -114,7 +114,8 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       sha256: null,
       records: null,
       targetTable: importer.targetTable,
-      targetTables: [...importer.targetTables],
+      // Shared with the importer (read-only): one array per kind, not one per source.
+      targetTables: importer.targetTables,
       sourceKey: null,
       targetDatabase: importer.target,
       action: "import",
@@ -246,6 +247,11 @@ export function adoptPlan(target: MigrationPlan, fresh: MigrationPlan): Migratio
   if (cache) inspections.set(target, cache);
   inspections.delete(fresh);
   return target;
+}
+
+/** Drops what `plan` keeps for a re-plan (each source's inspection): once no re-plan follows, it is dead weight. */
+export function forgetInspections(plan: MigrationPlan): void {
+  inspections.delete(plan);
 }
 
 function skipReason(reportJson: string | null): string {

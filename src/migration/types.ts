@@ -132,7 +132,7 @@ export interface PlannedSource {
   records: number | null;
   /** The table named in the idempotency key. */
   targetTable: string;
-  targetTables: string[];
+  targetTables: readonly string[];
   /** Idempotency key: sha256 over (kind, relative path, target table, sha256, size); null when unreadable. */
   sourceKey: string | null;
   /** The database its rows go to (`agent`: the agent's own; `global`: the control-plane DB). */
