@@ -415,7 +415,6 @@ export function createCaptureOutput(options: Partial<OutputOptions> = {}, answer
   return { output, stdout: () => out, stderr: () => err };
 }
 
-/** JSON.stringify(value, null, 2) re-indented to sit `indent` deep inside a streamed document. */
 /**
  * `JSON.stringify(value, null, 2)` as a sequence of pieces, the same text: plain objects and arrays are walked,
  * everything else (and anything with toJSON) is stringified whole.
@@ -456,6 +455,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return (proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
 }
 
+/** JSON.stringify(value, null, 2) re-indented to sit `indent` deep inside a streamed document. */
 function indentJson(value: unknown, indent: string): string {
   return (JSON.stringify(value, null, 2) ?? "null").replace(/\n/g, `\n${indent}`);
 }

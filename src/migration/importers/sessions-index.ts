@@ -165,7 +165,6 @@ function writeSessionRow(st: Statements, state: WriteState, key: string, session
   }
 }
 
-/** A key's entry and route (newest wins), and on a shared-main session its direct peer as a participant. */
 /** One key's entry_json; a large text goes to SQLite once, a second key of the same member copies that row. */
 function writeEntry(st: Statements, key: string, sessionId: string, text: EntryText, updatedAt: number): void {
   if (text.bytes === null) {
@@ -204,6 +203,7 @@ function takeText(m: ObjectMember): EntryText {
   return text;
 }
 
+/** A key's entry and route (newest wins), and on a shared-main session its direct peer as a participant. */
 function writeKeyRows(st: Statements, state: WriteState, key: string, sessionId: string, entry: Obj, text: EntryText, updatedAt: number, sharedMainPeer: boolean): void {
   const entryAt = st.entryUpdatedAt.get(key) as number | undefined;
   if (entryAt === undefined || updatedAt >= entryAt) {
