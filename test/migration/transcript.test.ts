@@ -72,6 +72,29 @@ describe("transcript normalization", () => {
     expect(rows(agentDbFile(a.paths), qi)).toEqual(rows(agentDbFile(b.paths), qi));
   });
 
+  it("a re-import of the same content (the ledger row lost to a kill) keeps the rows and the transcript generation", async () => {
+    const { paths, stateDir } = makeTempState("migration/transcript-versions");
+    const first = await migrate(paths);
+    expect(first.run.status).toBe("completed");
+    const file = agentDbFile(paths);
+    const q = "SELECT * FROM transcript_events ORDER BY session_id, seq";
+    const qi = "SELECT * FROM transcript_event_identities ORDER BY session_id, seq";
+    const before = { events: rows(file, q), identities: rows(file, qi) };
+    // As after a kill between the agent DB's commit and the global ledger's (WAL: not atomic across files):
+    // the rows are there, the ledger does not know, and the file is still in place.
+    const outcome = first.run.sources.find((o) => o.relativePath.endsWith("session-1.jsonl"))!;
+    fs.mkdirSync(path.dirname(path.join(stateDir, outcome.relativePath)), { recursive: true });
+    fs.renameSync(outcome.retiredTo!, path.join(stateDir, outcome.relativePath));
+    const global = openGlobalDatabase(paths, { mode: "write" });
+    global.prepare("DELETE FROM migration_sources WHERE source_path = ?").run(outcome.relativePath);
+    global.close();
+    const again = await migrate(paths);
+    const redo = again.run.sources.find((o) => o.relativePath === outcome.relativePath)!;
+    expect(redo).toMatchObject({ status: "imported", warnings: [] });
+    expect({ events: rows(file, q), identities: rows(file, qi) }).toEqual(before);
+    expect(rows(file, "SELECT * FROM transcript_generations")).toEqual([]);
+  });
+
   it("extends an id on collision", () => {
     const first = deterministicEntryId(3, "line", () => false);
     expect(first).toHaveLength(8);

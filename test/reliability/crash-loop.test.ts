@@ -12,6 +12,21 @@ const CORPUS = { agents: AGENTS, sessionsPerAgent: 100, linesPerSession: 25, mea
 const ARGS = ["doctor", "--fix", "--yes", "--no-backup", "--json"];
 const KILLS = Number(process.env.RELIABILITY_KILLS ?? 20);
 
+type Dump = ReturnType<typeof dumpState>;
+
+/** "db table: N rows vs M expected" for every table whose rows differ. */
+function differingTables(got: Dump, expected: Dump): string {
+  const out: string[] = [];
+  for (const db of new Set([...Object.keys(got), ...Object.keys(expected)])) {
+    for (const table of new Set([...Object.keys(got[db] ?? {}), ...Object.keys(expected[db] ?? {})])) {
+      const g = got[db]?.[table] ?? [];
+      const e = expected[db]?.[table] ?? [];
+      if (JSON.stringify(g) !== JSON.stringify(e)) out.push(`${db} ${table}: ${g.length} rows vs ${e.length} expected`);
+    }
+  }
+  return out.join("; ") || "no table differs";
+}
+
 describe("crash loop: doctor --fix", () => {
   it(`${KILLS} SIGKILLs at random moments, each followed by a re-run: same tables, nothing retired without its rows, the ledger converges`, async () => {
     const reference = legacyCorpusState(CORPUS);
@@ -51,7 +66,9 @@ describe("crash loop: doctor --fix", () => {
       expect(final.code, `${context}: ${final.stderr}`).toBe(1);
       expect(JSON.parse(final.stdout).migration.run.totals.failed, context).toBe(failed);
       const paths = resolveStatePaths({ env: crashed.env });
-      expect(dumpState(paths), context).toEqual(expected);
+      const got = dumpState(paths);
+      // vitest cannot show a diff this large ("no visual difference"): name the tables that differ.
+      expect(got, `${context}: ${differingTables(got, expected)}`).toEqual(expected);
       expect(assertNothingRetiredWithoutRows(crashed.stateDir)).toBe(assertNothingRetiredWithoutRows(reference.stateDir));
       expect(retiredNames(crashed.stateDir)).toEqual(retiredNames(reference.stateDir));
       expect(leftInPlace(crashed.stateDir, AGENTS)).toEqual(leftInPlace(reference.stateDir, AGENTS));

@@ -161,6 +161,14 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
     "INSERT INTO transcript_event_identities (session_id, event_id, seq, event_type, has_parent, parent_id, message_idempotency_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, event_id) DO NOTHING",
   );
   const clearIdentityAt = db.prepare("DELETE FROM transcript_event_identities WHERE session_id = ? AND seq = ?");
+  // A re-import of the same content (a run killed after the agent database committed but before the ledger
+  // did) keeps identical identity rows: deleting and re-inserting them would count as a rewrite and bump the
+  // transcript generation, resetting every runtime cursor on that session.
+  const sameIdentityAt = db
+    .prepare(
+      "SELECT 1 FROM transcript_event_identities WHERE session_id = ? AND event_id = ? AND seq = ? AND event_type IS ? AND has_parent = ? AND parent_id IS ? AND message_idempotency_key IS ? AND created_at IS ?",
+    )
+    .pluck();
   const sessionKeyOf = db.prepare("SELECT session_key FROM sessions WHERE session_id = ?").pluck();
   const hasEvents = db.prepare("SELECT 1 FROM transcript_events WHERE session_id = ? LIMIT 1").pluck();
   const insertOrphan = db.prepare("INSERT INTO sessions (session_id, session_key, session_scope, created_at, updated_at) VALUES (?, ?, 'conversation', ?, ?)");
@@ -213,9 +221,12 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
       }
       // A re-import overwrites rows one at a time: earlier identities may hold these ids and keys.
       insertEvent.run(sessionId, seq, event.json, lastTs);
-      if (reimport) clearIdentityAt.run(sessionId, seq);
-      if (event.id !== null) {
-        identities += insertIdentityRow(insertIdentity, [sessionId, event.id, seq, event.type, event.parentId === null ? 0 : 1, event.parentId, event.idempotencyKey, lastTs], file, event.lineNo, warn);
+      const identity: IdentityParams | null = event.id === null ? null : [sessionId, event.id, seq, event.type, event.parentId === null ? 0 : 1, event.parentId, event.idempotencyKey, lastTs];
+      if (reimport && identity !== null && sameIdentityAt.get(...identity) !== undefined) {
+        identities += 1;
+      } else {
+        if (reimport) clearIdentityAt.run(sessionId, seq);
+        if (identity !== null) identities += insertIdentityRow(insertIdentity, identity, file, event.lineNo, warn);
       }
       seq += 1;
     },
