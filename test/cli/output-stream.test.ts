@@ -142,4 +142,27 @@ describe("writeJson", () => {
     expect(Math.max(...writes.map((w) => w.length))).toBeLessThan(256 * 1024);
     expect(writes.join("")).toBe(`${JSON.stringify({ version: 1, ok: true, migration: { plan: { sources } } }, null, 2)}\n`);
   });
+
+  it("waits for a full pipe to drain between the pieces of a held document", async () => {
+    let text = "";
+    let drains = 0;
+    const output = createOutput(
+      { json: true, quiet: false, verbose: false, color: false, interactive: false, canPrompt: false },
+      {
+        stdout: (t) => {
+          text += t;
+          return false;
+        },
+        stderr: () => {},
+        drain: async () => {
+          drains += 1;
+        },
+      },
+    );
+    const rows = Array.from({ length: 2000 }, (_, i) => ({ id: i, pad: "x".repeat(100) }));
+    output.writeJson({ version: 1, rows });
+    await output.complete(0);
+    expect(drains).toBeGreaterThan(1);
+    expect(JSON.parse(text)).toEqual({ version: 1, ok: true, rows });
+  });
 });
