@@ -12,10 +12,12 @@ export const COMPRESSIONS: readonly Compression[] = ["zstd", "gzip"];
 
 interface ZstdOptions {
   chunkSize?: number;
+  maxOutputLength?: number;
   params?: Record<number, number>;
 }
 interface ZstdApi {
   zstdCompress(buf: Buffer, options: ZstdOptions, callback: (error: Error | null, result: Buffer) => void): void;
+  zstdDecompress(buf: Buffer, options: ZstdOptions, callback: (error: Error | null, result: Buffer) => void): void;
   createZstdDecompress(options?: ZstdOptions): Transform;
 }
 
@@ -32,7 +34,7 @@ const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
 
 function zstdApi(): ZstdApi | null {
   const z = zlib as unknown as Partial<ZstdApi>;
-  return typeof z.zstdCompress === "function" && typeof z.createZstdDecompress === "function" ? (z as ZstdApi) : null;
+  return typeof z.zstdCompress === "function" && typeof z.zstdDecompress === "function" && typeof z.createZstdDecompress === "function" ? (z as ZstdApi) : null;
 }
 
 /** True when this Node has zstd in node:zlib (≥ 22.15). */
@@ -166,5 +168,36 @@ export function compressBlock(compression: Compression, block: Buffer, options: 
     }
     // The frame checksum makes a flipped byte a decoder error, before the sha256 check even runs.
     api.zstdCompress(block, { chunkSize: 256 * 1024, params: { [ZSTD_C_COMPRESSION_LEVEL]: options.level ?? ZSTD_LEVEL, [ZSTD_C_CHECKSUM_FLAG]: 1 } }, done);
+  });
+}
+
+/**
+ * Whether one block written by compressBlock decodes to exactly `expected`, compared piece by piece as the decoder
+ * produces it (256 KiB at a time, on the libuv pool: no second copy of the block is held).
+ */
+export function blockDecodesTo(compression: Compression, block: Buffer, expected: Buffer): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    let decoder: Transform;
+    try {
+      decoder = compression === "gzip" ? zlib.createGunzip({ chunkSize: 256 * 1024 }) : createDecompressor("zstd", "a compressed block");
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    let offset = 0;
+    let settled = false;
+    const finish = (same: boolean): void => {
+      if (settled) return;
+      settled = true;
+      resolve(same);
+      if (!same) decoder.destroy();
+    };
+    decoder.on("data", (chunk: Buffer) => {
+      if (offset + chunk.length > expected.length || !chunk.equals(expected.subarray(offset, offset + chunk.length))) finish(false);
+      offset += chunk.length;
+    });
+    decoder.on("end", () => finish(offset === expected.length));
+    decoder.on("error", () => finish(false));
+    decoder.end(block);
   });
 }

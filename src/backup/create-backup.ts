@@ -165,6 +165,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       createdAt,
       compression: output.compression,
       reuse,
+      precheck: verify,
       onProgress: options.onProgress,
       manifestFor: (parts) => {
         warnings.push(...parts.warnings);
@@ -182,9 +183,10 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     let verified = false;
     if (verify) {
       // Every byte is re-read and hashed; a database whose bytes hash to the snapshot that already passed
-      // integrity_check (this run, or the verified run its bytes were copied from) is not checked twice.
+      // integrity_check (this run, or the verified run its bytes were copied from) is not checked twice, and a
+      // database body whose blocks were decoded and compared as they were written is hashed as compressed bytes.
       const checked = new Map(written.manifest.databases.flatMap((d) => (d.sha256 ? [[d.archivePath, d.sha256] as const] : [])));
-      const check = await verifyBackup(output.archivePath, { tempDir: stagingDir, runner, onProgress: options.onProgress, checkedDatabases: checked });
+      const check = await verifyBackup(output.archivePath, { tempDir: stagingDir, runner, onProgress: options.onProgress, checkedDatabases: checked, prechecked: written.prechecked });
       if (!check.ok) {
         fs.rmSync(output.archivePath, { force: true });
         published = false;

@@ -5,11 +5,14 @@
 // 4 MiB blocks). Memory stays bounded: at most `concurrency` blocks are in flight. A segment is a run of whole
 // blocks whose bytes (offset, length, sha256) are known once written, so a later archive can copy them as they
 // are; `copySegment` is that copy, checked against the sha256 recorded when the segment was first written.
+// With checkSegments, every block of a segment is decoded again as soon as it is compressed and compared with its input, so a segment's
+// compressed bytes are proven to decode to the content hashed on the way in: the create-time verify can then check
+// them by their sha256 instead of decoding them a second time (see PrecheckedRun in read-archive.ts).
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import { OperationError } from "../core/errors.js";
-import { compressBlock, type Compression } from "./compression.js";
+import { blockDecodesTo, compressBlock, type Compression } from "./compression.js";
 
 export interface ParallelCompressorOptions {
   compression: Compression;
@@ -18,6 +21,10 @@ export interface ParallelCompressorOptions {
   /** Blocks in flight (default: cores, at most the 4 libuv pool threads, plus one so no core idles between blocks). */
   concurrency?: number;
   level?: number;
+  /** Decode every block of a segment right after compressing it and compare it with its input (default false). */
+  checkSegments?: boolean;
+  /** The decoder segments are checked with (tests inject a faulty one). */
+  decodesTo?: (compression: Compression, block: Buffer, expected: Buffer) => Promise<boolean>;
 }
 
 /** Where a segment landed in the output: byte range and the sha256 of those compressed bytes. */
@@ -40,6 +47,8 @@ export class ParallelCompressor {
   private readonly inFlight: Array<Promise<void>> = [];
   private written = 0;
   private segment: { start: number; hash: crypto.Hash } | null = null;
+  /** Set between beginSegment and endSegment: blocks cut meanwhile are decoded and compared after compression. */
+  private inSegment = false;
   private readonly blockSize: number;
   private readonly concurrency: number;
 
@@ -74,7 +83,9 @@ export class ParallelCompressor {
   cut(): void {
     if (this.size === 0 || !this.block) return;
     const buffer = this.block;
-    const job = compressBlock(this.options.compression, buffer.subarray(0, this.size), { level: this.options.level });
+    const input = buffer.subarray(0, this.size);
+    const compressed = compressBlock(this.options.compression, input, { level: this.options.level });
+    const job = this.inSegment && this.options.checkSegments ? compressed.then((out) => this.roundTrip(out, input)) : compressed;
     this.block = null;
     this.size = 0;
     // The buffer is free again once the codec is done with it, written or not.
@@ -88,6 +99,7 @@ export class ParallelCompressor {
   /** Starts a segment at the next block boundary (segments do not nest). */
   beginSegment(): void {
     this.cut();
+    this.inSegment = true;
     void this.enqueue(async () => {
       this.segment = { start: this.written, hash: crypto.createHash("sha256") };
     });
@@ -96,6 +108,7 @@ export class ParallelCompressor {
   /** Ends the segment at a block boundary; resolves once its last byte is written. */
   endSegment(): Promise<WrittenSegment> {
     this.cut();
+    this.inSegment = false;
     let result!: WrittenSegment;
     return this.enqueue(async () => {
       const seg = this.segment!;
@@ -147,6 +160,14 @@ export class ParallelCompressor {
   /** Waits for queued work to settle (after a failure), so nothing writes after the caller cleans up. */
   async settle(): Promise<void> {
     await this.chain.catch(() => undefined);
+  }
+
+  /** `out` once it decodes back to exactly `input` (a codec fault must never reach a verified archive). */
+  private async roundTrip(out: Buffer, input: Buffer): Promise<Buffer> {
+    if (!(await (this.options.decodesTo ?? blockDecodesTo)(this.options.compression, out, input))) {
+      throw new OperationError("compress_mismatch", `A compressed ${this.options.compression} block did not decode back to its input; no archive was written. Retry, or use --compression ${this.options.compression === "zstd" ? "gzip" : "zstd"}.`, {});
+    }
+    return out;
   }
 
   private async emit(chunk: Buffer): Promise<void> {

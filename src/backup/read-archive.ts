@@ -6,7 +6,7 @@ import { describeError, NotFoundError, OperationError, UsageError } from "../cor
 import { roleAtArchivePath, SQLITE_SIDECAR_SUFFIXES } from "./archive-layout.js";
 import { decompressorFor, type Decompressor } from "./compression.js";
 import { MAX_MANIFEST_BYTES, ManifestProblem, validateManifest } from "./manifest.js";
-import { BLOCK, readTar, TarProblem, type TarBody, type TarEntry } from "./tar-format.js";
+import { BLOCK, readTar, TarProblem, type PrecheckedBody, type TarBody, type TarEntry } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type DatabaseRole, type ManifestDatabase, type ManifestFile, type ProgressCallback } from "./types.js";
 
 /** Why an archive was refused: the message names the first problem found. */
@@ -97,16 +97,82 @@ function readMagic(fd: number): Buffer {
   return buf.subarray(0, n);
 }
 
-/** The decompressed stream, refused as soon as it grows past `limit()` bytes (decompression bombs never get far). */
-async function* decompressed(fd: number, decompressor: Decompressor, limit: () => number): AsyncGenerator<Buffer> {
+/**
+ * A payload body the caller checked already (createBackup: a database segment whose compressed blocks were decoded
+ * and compared with their input as they were written). The pass hashes the segment's compressed bytes as they are
+ * on disk instead of decoding them: equal to `segment.sha256`, they are the bytes that were proven to decode to
+ * content hashing to `contentSha256`, which must also be the manifest's sha256 for `archivePath`. Only ever built
+ * from the caller's own memory, never from anything an archive says.
+ */
+export interface PrecheckedRun extends PrecheckedBody {
+  archivePath: string;
+  /** The body's compressed bytes: offset in the archive file, length and sha256. */
+  segment: { start: number; length: number; sha256: string };
+  contentSha256: string;
+  /** The body starts with the SQLite header (decided where it was written). */
+  sqlite: boolean;
+}
+
+const keepOpen = { open: fs.open, read: fs.read, close: (_fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => callback(null) };
+
+/** A compressed byte range [start, end) decoded on its own (it starts and ends on gzip member / zstd frame boundaries). */
+async function* decodeRange(fd: number, decompressor: Decompressor, start: number, end: number | undefined): AsyncGenerator<Buffer> {
   const inflater = decompressor.create();
-  const source = fs.createReadStream("", { fd, start: 0, highWaterMark: 1024 * 1024, autoClose: true });
+  // The fd is shared by every range and closed by the caller: the stream's close is a no-op (destroy() would close it).
+  const source = fs.createReadStream("", { fd, fs: keepOpen, start, end: end === undefined ? undefined : end - 1, highWaterMark: 1024 * 1024, autoClose: false });
   pipeline(source, inflater, () => undefined);
-  let total = 0;
   try {
-    for await (const chunk of inflater as AsyncIterable<Buffer>) {
-      total += chunk.length;
-      if (total > limit()) throw new ArchiveProblem(`the archive inflates past the ${limit()} bytes its manifest accounts for (decompression bomb or unlisted data)`);
+    yield* inflater as AsyncIterable<Buffer>;
+  } finally {
+    inflater.destroy();
+    source.destroy();
+    // The caller closes the shared fd next: a read still in flight must not land on a reused descriptor number.
+    if (!source.closed) await new Promise<void>((resolve) => source.once("close", () => resolve()));
+  }
+}
+
+/** sha256 of the archive's bytes [start, start+length), read synchronously (page-cache reads; the pool is busy). */
+function hashRange(fd: number, start: number, length: number): string {
+  const hash = crypto.createHash("sha256");
+  const buf = Buffer.allocUnsafe(Math.min(length, 1024 * 1024));
+  for (let done = 0; done < length; ) {
+    const n = fs.readSync(fd, buf, 0, Math.min(buf.length, length - done), start + done);
+    if (n === 0) break;
+    hash.update(buf.subarray(0, n));
+    done += n;
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * The decompressed stream, refused as soon as it grows past `limit()` bytes (decompression bombs never get far).
+ * Pre-checked runs are checked by the sha256 of their compressed bytes and yielded as they are, not decoded.
+ */
+async function* decompressed(fd: number, decompressor: Decompressor, limit: () => number, prechecked: readonly PrecheckedRun[]): AsyncGenerator<Buffer | PrecheckedRun> {
+  let total = 0;
+  const grow = (n: number): void => {
+    total += n;
+    if (total > limit()) throw new ArchiveProblem(`the archive inflates past the ${limit()} bytes its manifest accounts for (decompression bomb or unlisted data)`);
+  };
+  let position = 0;
+  try {
+    for (const run of [...prechecked].sort((a, b) => a.segment.start - b.segment.start)) {
+      if (run.segment.start < position) throw new ArchiveProblem(`the pre-checked bytes of ${run.archivePath} overlap the previous entry`);
+      if (run.segment.start > position) {
+        for await (const chunk of decodeRange(fd, decompressor, position, run.segment.start)) {
+          grow(chunk.length);
+          yield chunk;
+        }
+      }
+      if (hashRange(fd, run.segment.start, run.segment.length) !== run.segment.sha256) {
+        throw new ArchiveProblem(`the compressed bytes of ${run.archivePath} differ from the ones written (sha256 mismatch; the disk may be failing)`);
+      }
+      grow(run.length);
+      yield run;
+      position = run.segment.start + run.segment.length;
+    }
+    for await (const chunk of decodeRange(fd, decompressor, position, undefined)) {
+      grow(chunk.length);
       yield chunk;
     }
   } catch (error) {
@@ -114,8 +180,7 @@ async function* decompressed(fd: number, decompressor: Decompressor, limit: () =
     if (decompressor.isCorrupt(error)) throw new ArchiveProblem(`the archive is truncated or corrupt (${decompressor.name}: ${describeError(error)})`);
     throw error;
   } finally {
-    inflater.destroy();
-    source.destroy();
+    fs.closeSync(fd);
   }
 }
 
@@ -151,7 +216,7 @@ function checkType(entry: TarEntry): "file" | "dir" {
   }
 }
 
-const discard: TarBody = { write() {}, end() {} };
+const discard: TarBody<PrecheckedRun> = { write() {}, end() {} };
 
 /**
  * Whether a payload file is a database: its SQLite header decides, whatever the manifest says. A file the
@@ -170,9 +235,10 @@ function classifyPayloadFile(rel: string, listed: ManifestFile, record: Manifest
 /**
  * Streams the archive once: manifest first (validated, bounded), then each payload entry checked against it
  * (type, path, no duplicates, size, sha256) and handed to the sink; at the end nothing listed may be missing.
- * Throws ArchiveProblem naming the first problem; the sink's open file is aborted on any failure.
+ * Throws ArchiveProblem naming the first problem; the sink's open file is aborted on any failure. `prechecked`
+ * bodies are checked by their compressed bytes (see PrecheckedRun); their sink must be hash-only (null).
  */
-export async function readArchive(archivePath: string, sink: ArchiveSink, onProgress?: ProgressCallback, phase: "verify" | "extract" = "verify"): Promise<ArchivePassResult> {
+export async function readArchive(archivePath: string, sink: ArchiveSink, onProgress?: ProgressCallback, phase: "verify" | "extract" = "verify", prechecked: readonly PrecheckedRun[] = []): Promise<ArchivePassResult> {
   const fd = openArchive(archivePath);
   let decompressor: Decompressor | null;
   try {
@@ -200,7 +266,7 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
   let openSink: FileSink | null = null;
 
   const visitor = {
-    entry: async (entry: TarEntry): Promise<TarBody> => {
+    entry: async (entry: TarEntry): Promise<TarBody<PrecheckedRun>> => {
       if (!manifest) {
         // The manifest must come first: it caps every later entry's size before its bytes are inflated.
         const rel = entryRelPath(entry, undefined);
@@ -253,6 +319,7 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
       let head: Buffer[] | null = [];
       let headBytes = 0;
       let out: FileSink | null = null;
+      let precheckedDigest: string | null = null;
       const open = async (): Promise<void> => {
         const first = Buffer.concat(head!);
         head = null;
@@ -275,9 +342,26 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
           }
           return out?.write(chunk);
         },
+        prechecked: async (run) => {
+          if (run.archivePath !== rel || run.length !== Math.ceil(entry.size / BLOCK) * BLOCK || !head || headBytes > 0) {
+            throw new ArchiveProblem(`the pre-checked bytes of ${run.archivePath} do not line up with entry ${rel}`);
+          }
+          head = null;
+          bytes += entry.size;
+          if (bytes > totalBytes) throw new ArchiveProblem(`the payload grows past the ${totalBytes} bytes the manifest declares`);
+          onProgress?.({ phase, bytesDone: bytes, bytesTotal: totalBytes, path: rel });
+          const database = classifyPayloadFile(rel, listed, record, run.sqlite);
+          if (database) foundDatabases.push(rel);
+          const target = await sink.file(listed, database);
+          if (target) {
+            await target.abort();
+            throw new ArchiveProblem(`${rel} was checked by its compressed bytes but the pass needs its content`);
+          }
+          precheckedDigest = run.contentSha256;
+        },
         end: async () => {
           if (head) await open();
-          const digest = hash.digest("hex");
+          const digest = precheckedDigest ?? hash.digest("hex");
           if (digest !== listed.sha256) {
             throw new ArchiveProblem(`the sha256 of ${rel} does not match the manifest (the file or the manifest was altered)`);
           }
@@ -290,7 +374,7 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
   };
 
   try {
-    await readTar(decompressed(fd, decompressor, () => limit), visitor);
+    await readTar(decompressed(fd, decompressor, () => limit, prechecked), visitor);
   } catch (error) {
     const pending = openSink as FileSink | null;
     if (pending) await pending.abort().catch(() => undefined);

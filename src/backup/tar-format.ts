@@ -71,14 +71,26 @@ export interface TarEntry {
   offset: number;
 }
 
-export interface TarBody {
+/**
+ * In the chunk stream, one entry's whole body (plus its padding to the next block) that the caller checked by
+ * other means: readTar hands it to TarBody.prechecked instead of bytes. It must start exactly where a body starts.
+ */
+export interface PrecheckedBody {
+  readonly prechecked: true;
+  /** Body plus padding, in tar bytes. */
+  readonly length: number;
+}
+
+export interface TarBody<R extends PrecheckedBody = PrecheckedBody> {
   write(chunk: Buffer): void | Promise<void>;
+  /** The body arrives as a pre-checked run (absent: such a run for this entry is refused). */
+  prechecked?(run: R): void | Promise<void>;
   end(): void | Promise<void>;
 }
 
-export interface TarVisitor {
+export interface TarVisitor<R extends PrecheckedBody = PrecheckedBody> {
   /** Judges the header (throw TarProblem to refuse) and returns where its body goes. */
-  entry(entry: TarEntry): TarBody | Promise<TarBody>;
+  entry(entry: TarEntry): TarBody<R> | Promise<TarBody<R>>;
 }
 
 /** What a pax record or a GNU long-name entry says about the next entry. */
@@ -177,14 +189,15 @@ const META_TYPES: ReadonlyMap<string, MetaKind> = new Map([
  * A pax or GNU name replaces the header's own name and ustar prefix whole. The stream must end with the
  * two-zero-block marker, after which only zero padding may follow.
  */
-export async function readTar(chunks: AsyncIterable<Buffer>, visitor: TarVisitor): Promise<void> {
+export async function readTar<R extends PrecheckedBody = PrecheckedBody>(chunks: AsyncIterable<Buffer | R>, visitor: TarVisitor<R>): Promise<void> {
   let offset = 0;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let state: "header" | "body" | "pad" | "meta" | "zero" | "eof" = "header";
   let need = BLOCK;
-  let body: TarBody | undefined;
+  let body: TarBody<R> | undefined;
   let bodyLeft = 0;
+  let bodySize = 0;
   let padLeft = 0;
   let metaKind: MetaKind = "pax";
   let metaSize = 0;
@@ -208,6 +221,18 @@ export async function readTar(chunks: AsyncIterable<Buffer>, visitor: TarVisitor
   };
 
   for await (const chunk of chunks) {
+    if (!Buffer.isBuffer(chunk)) {
+      if (state !== "body" || bodyLeft !== bodySize || bodyLeft + padLeft !== chunk.length || !body?.prechecked) {
+        throw new TarProblem(`a pre-checked run of ${chunk.length} bytes at byte ${offset} does not cover exactly one entry's body`);
+      }
+      await body.prechecked(chunk);
+      await body.end();
+      body = undefined;
+      state = "header";
+      need = BLOCK;
+      offset += chunk.length;
+      continue;
+    }
     let pos = 0;
     while (pos < chunk.length) {
       if (state === "eof") {
@@ -298,6 +323,7 @@ export async function readTar(chunks: AsyncIterable<Buffer>, visitor: TarVisitor
         continue;
       }
       bodyLeft = size;
+      bodySize = size;
       padLeft = (BLOCK - (size % BLOCK)) % BLOCK;
       state = "body";
     }

@@ -5,7 +5,7 @@ import path from "node:path";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkDatabaseSnapshot, describeDatabaseProblem, type CheckedDatabase } from "./db-check.js";
 import { FileWriterPool } from "./file-writer.js";
-import { ArchiveProblem, checkArchiveFile, readArchive, type ArchiveSink } from "./read-archive.js";
+import { ArchiveProblem, checkArchiveFile, readArchive, type ArchiveSink, type PrecheckedRun } from "./read-archive.js";
 import type { BackupManifest, ProgressCallback } from "./types.js";
 
 export interface VerifyBackupOptions {
@@ -19,6 +19,12 @@ export interface VerifyBackupOptions {
    * the snapshots it just checked). Such a database is hashed like any file but not unpacked and checked again.
    */
   checkedDatabases?: ReadonlyMap<string, string>;
+  /**
+   * Database bodies proven to decode to their content when they were written (createBackup's own record, never
+   * an archive's): checked by the sha256 of their compressed bytes instead of being decoded again. Each must also
+   * be in `checkedDatabases`.
+   */
+  prechecked?: readonly PrecheckedRun[];
 }
 
 export interface VerifyBackupResult {
@@ -88,7 +94,7 @@ export async function verifyBackup(archivePath: string, options: VerifyBackupOpt
   };
 
   try {
-    const pass = await readArchive(file, sink, options.onProgress, "verify");
+    const pass = await readArchive(file, sink, options.onProgress, "verify", options.prechecked);
     await pool.drain();
     result.databases = await Promise.all(checks);
     result.files = pass.files;

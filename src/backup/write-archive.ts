@@ -17,10 +17,13 @@ import { databaseRecord } from "./manifest.js";
 import { compressBlock, type Compression } from "./compression.js";
 import { ParallelCompressor, type WrittenSegment } from "./parallel-compress.js";
 import { sourceFingerprint, stableFingerprint, type ReusableSnapshot, type ReuseCandidate, type SourceFingerprint } from "./snapshot-reuse.js";
-import { encodeEntryHeader, paddingFor, TAR_EOF } from "./tar-format.js";
+import { BLOCK, encodeEntryHeader, paddingFor, TAR_EOF } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestDirectory, type ManifestFile, type ManifestSymlink, type ProgressCallback, type SkippedItem } from "./types.js";
 import { isVanished, type WalkEntry, type WalkFile } from "./walk-assets.js";
 import { writeFully } from "./file-writer.js";
+import type { PrecheckedRun } from "./read-archive.js";
+
+const SQLITE_HEADER = Buffer.from("SQLite format 3\u0000", "latin1");
 
 const READ_CHUNK = 1024 * 1024;
 
@@ -46,6 +49,11 @@ export interface WriteArchiveOptions {
   onProgress?: ProgressCallback;
   /** Builds the manifest from what was actually archived. */
   manifestFor(parts: PayloadParts): BackupManifest;
+  /**
+   * Decode each database block right after compressing it and compare it with its input, and return the segments as
+   * `prechecked` (worth it only when a verify pass follows: it then hashes those compressed bytes instead of decoding).
+   */
+  precheck?: boolean;
   /** Bytes reserved in front of the payload for the manifest (default: estimated from the entries; tests force a move). */
   headReserve?: number;
 }
@@ -57,6 +65,12 @@ export interface WriteArchiveResult {
   reusable: ReusableSnapshot[];
   /** Source paths of the databases whose snapshot bytes were copied from an earlier archive. */
   reused: string[];
+  /**
+   * Every database body's compressed segment (offsets in this archive), proven to decode to its content: freshly
+   * compressed blocks were decoded and compared as they were written, reused ones copied by their recorded sha256
+   * from a verified archive. The create-time verify checks them by those bytes (see PrecheckedRun).
+   */
+  prechecked: PrecheckedRun[];
 }
 
 interface Snapshot {
@@ -95,6 +109,13 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   const progress = (p: string): void => options.onProgress?.({ phase: "archive", bytesDone, bytesTotal, path: p });
   const reusable: Array<Promise<ReusableSnapshot | null>> = [];
   const reused: string[] = [];
+  const prechecked: Array<Promise<PrecheckedRun>> = [];
+  const precheck = (file: ManifestFile, segment: Promise<WrittenSegment>, sqlite: boolean): void => {
+    if (!options.precheck) return;
+    const run = segment.then((s): PrecheckedRun => ({ prechecked: true, archivePath: file.archivePath, segment: s, length: Math.ceil(file.size / BLOCK) * BLOCK, contentSha256: file.sha256!, sqlite }));
+    run.catch(() => undefined);
+    prechecked.push(run);
+  };
 
   // Snapshots run on the worker one database ahead of the compressor. A database streams as soon as its
   // VACUUM INTO is done; its integrity_check and row counts run meanwhile and are awaited before it is
@@ -144,12 +165,12 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       writeFullySync(out.fd, chunk, position);
       position += chunk.length;
     },
-    { compression },
+    { compression, checkSegments: options.precheck === true },
   );
   const readBuffer = Buffer.allocUnsafeSlow(READ_CHUNK);
 
   /** Streams one file's entry (header, body, padding); `segment` makes the body a reusable run of blocks. */
-  async function writeFile(entry: WalkFile, source: string, sizeHint: number | undefined, segment: boolean): Promise<{ file: ManifestFile; segment: Promise<WrittenSegment> | null } | null> {
+  async function writeFile(entry: WalkFile, source: string, sizeHint: number | undefined, segment: boolean): Promise<{ file: ManifestFile; segment: Promise<WrittenSegment> | null; sqlite: boolean } | null> {
     const fd = openRegularFile(source);
     if (fd === null) {
       parts.warnings.push(`${entry.absPath} vanished before it was archived; it is not in the archive.`);
@@ -163,11 +184,13 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       if (segment) compressor.beginSegment();
       const hash = crypto.createHash("sha256");
       let done = 0;
+      let sqlite = false;
       while (done < size) {
         // One read buffer for the whole run: the compressor copies each chunk before write() resolves.
         const bytesRead = fs.readSync(fd, readBuffer, 0, Math.min(READ_CHUNK, size - done), done);
         if (bytesRead === 0) break;
         const chunk = readBuffer.subarray(0, bytesRead);
+        if (done === 0) sqlite = chunk.subarray(0, SQLITE_HEADER.length).equals(SQLITE_HEADER);
         hash.update(chunk);
         done += bytesRead;
         bytesDone += bytesRead;
@@ -189,7 +212,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       await compressor.write(paddingFor(size));
       const written = segment ? compressor.endSegment() : null;
       written?.catch(() => undefined);
-      return { file: { archivePath: entry.archivePath, size, sha256: hash.digest("hex"), mode: entry.mode, mtimeMs: st.mtimeMs }, segment: written };
+      return { file: { archivePath: entry.archivePath, size, sha256: hash.digest("hex"), mode: entry.mode, mtimeMs: st.mtimeMs }, segment: written, sqlite };
     } finally {
       fs.closeSync(fd);
     }
@@ -206,6 +229,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     const database = { ...snapshot.database, role: entry.database?.role ?? "other", agentId: entry.database?.agentId ?? null, sourcePath: entry.absPath };
     parts.files.push(snapshot.file);
     parts.databases.push(database);
+    precheck(snapshot.file, segment, true);
     reused.push(entry.absPath);
     reusable.push(segment.then((s) => ({ ...snapshot, sourcePath: entry.absPath, database, segment: s })));
   }
@@ -265,6 +289,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       const database = databaseRecord(entry, info, { size: written.file.size, sha256: written.file.sha256, integrity: "ok" });
       parts.files.push(written.file);
       parts.databases.push(database);
+      if (written.segment) precheck(written.file, written.segment, written.sqlite);
       const fingerprint = await snap.fingerprint;
       if (fingerprint && written.segment) {
         const file = written.file;
@@ -286,6 +311,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       await Promise.allSettled([...snapshots.values()].flatMap((snap) => [snap.taken, snap.info, snap.fingerprint]));
     }
     const segments = (await Promise.all(reusable)).filter((r): r is ReusableSnapshot => r !== null);
+    const runs = (await Promise.all(prechecked)).filter((r) => r.segment.length > 0);
 
     const manifest = options.manifestFor(parts);
     const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`, "utf8");
@@ -318,7 +344,8 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       throw new OperationError("archive_size_mismatch", `${options.archivePath} is ${sizeBytes} bytes, expected ${payloadStart + payloadBytes}; the disk may be failing.`, { path: options.archivePath });
     }
     const shifted = segments.map((s) => ({ ...s, segment: { ...s.segment, start: s.segment.start + payloadStart } }));
-    return { manifest, sizeBytes, reusable: shifted, reused };
+    const precheckedRuns = runs.map((r) => ({ ...r, segment: { ...r.segment, start: r.segment.start + payloadStart } }));
+    return { manifest, sizeBytes, reusable: shifted, reused, prechecked: precheckedRuns };
   } finally {
     if (!published) {
       await out.close().catch(() => undefined);
