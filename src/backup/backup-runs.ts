@@ -5,7 +5,7 @@ import { describeError, isOpenclawStateError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase } from "../state/state-databases.js";
 import type { ManifestSummary } from "./manifest.js";
-import type { LedgerReuseRow, ReuseRecord } from "./snapshot-reuse.js";
+import type { ReuseRecord } from "./snapshot-reuse.js";
 
 export interface BackupRunRow {
   id: string;
@@ -72,24 +72,6 @@ export function readBackupRuns(paths: StatePaths): { runs: BackupRunRow[] | null
     }
   } catch (error) {
     return { runs: null, warning: `Could not read backup_runs from ${paths.globalDbPath} (${describeError(error)}).` };
-  }
-}
-
-/** Rows that may hold reusable snapshots, newest first (at most `limit`); empty on any doubt. */
-export function readReuseRows(paths: StatePaths, limit = 10): LedgerReuseRow[] {
-  if (!fs.existsSync(paths.globalDbPath)) return [];
-  try {
-    const db = openGlobalDatabase(paths, { mode: "read" });
-    try {
-      const rows = db.all(
-        db.q.selectFrom("backup_runs").select(["archive_path", "status", "manifest_json"]).where("status", "=", "completed").orderBy("created_at", "desc").limit(limit),
-      );
-      return rows.map((r) => ({ archivePath: r.archive_path, status: r.status, manifestJson: r.manifest_json }));
-    } finally {
-      db.close();
-    }
-  } catch {
-    return [];
   }
 }
 

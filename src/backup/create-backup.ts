@@ -10,7 +10,7 @@ import { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput, type ArchiveOutput } from "./archive-output.js";
 import { planAssets, type AssetPlan } from "./asset-plan.js";
 import type { Compression } from "./compression.js";
-import { findReuseCandidates, segmentIntact, type ReuseCandidate, type ReuseRecord } from "./snapshot-reuse.js";
+import { findReuseCandidates, segmentIntact, type LedgerReuseRow, type ReuseCandidate, type ReuseRecord } from "./snapshot-reuse.js";
 import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
@@ -155,7 +155,17 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     const walk = walkAssets(plan.assets, { exclude: [stagingDir] });
     warnings.push(...walk.warnings);
     const entries = archiveOrder(walk.entries);
-    const reuse = options.reuse === false ? new Map<string, ReuseCandidate>() : await reusableSnapshots(paths, output.compression, entries);
+    // The ledger needs the Kysely-backed storage core (~0.15–0.3 s of main-thread CPU to load). It loads while the
+    // main thread would only wait: behind the worker's ledger read (reuse), else behind the first VACUUM INTO.
+    let ledger: Promise<typeof import("./backup-runs.js")> | undefined;
+    const loadLedger = (): Promise<typeof import("./backup-runs.js")> => {
+      if (!ledger) {
+        ledger = import("./backup-runs.js");
+        ledger.catch(() => undefined);
+      }
+      return ledger;
+    };
+    const reuse = options.reuse === false ? new Map<string, ReuseCandidate>() : await reusableSnapshots(paths, output.compression, entries, runner, loadLedger);
     const writing = writeArchive({
       archivePath: output.archivePath,
       root: output.root,
@@ -172,10 +182,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
         return manifestFrom(walk, { ...parts, skipped: [...plan.skipped, ...walk.skipped, ...parts.skipped] });
       },
     });
-    // The ledger needs the Kysely-backed storage core (~0.2–0.3 s of main-thread CPU to load). It loads now, while
-    // the worker runs the first VACUUM INTO and the main thread has little to do, not after the verify pass.
-    const ledger = import("./backup-runs.js");
-    ledger.catch(() => undefined);
+    void loadLedger();
     const written = await writing;
     published = true;
     // The compressor's block buffers (~5 x 4 MiB) are garbage now: freed before verification reads it all back.
@@ -194,7 +201,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       }
       verified = true;
     }
-    const { recordBackupRun } = await ledger;
+    const { recordBackupRun } = await loadLedger();
     // Only a verified archive may lend its snapshots to the next run.
     const reuseRecord: ReuseRecord | undefined = verified && written.reusable.length > 0 ? { compression: output.compression, archiveSize: written.sizeBytes, snapshots: written.reusable } : undefined;
     const recordWarning = recordBackupRun(paths, { runId, createdAt, archivePath: output.archivePath, status: "completed", manifest: summarizeManifest(written.manifest), reuse: reuseRecord });
@@ -225,16 +232,27 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
  * Unchanged databases whose snapshot an earlier verified archive holds intact, from the backup_runs ledger (never
  * from an archive's own manifest). Any doubt means a fresh snapshot: nothing here can fail the backup.
  */
-async function reusableSnapshots(paths: StatePaths, compression: Compression, entries: readonly WalkEntry[]): Promise<Map<string, ReuseCandidate>> {
+async function reusableSnapshots(paths: StatePaths, compression: Compression, entries: readonly WalkEntry[], runner: SqliteJobRunner, whileWaiting: () => unknown): Promise<Map<string, ReuseCandidate>> {
   const databases = entries.flatMap((e) => (e.type === "file" && e.database ? [{ absPath: e.absPath, archivePath: e.archivePath }] : []));
   if (databases.length === 0 || !fs.existsSync(paths.globalDbPath)) return new Map();
-  const { readReuseRows } = await import("./backup-runs.js");
-  const candidates = findReuseCandidates(readReuseRows(paths), compression, databases);
+  let rows: LedgerReuseRow[];
+  try {
+    // Read on the SQLite worker without the storage core, which loads meanwhile (the worker is still starting up).
+    const reading = runner.run({ op: "completed-backup-runs", file: paths.globalDbPath, limit: REUSE_ROWS });
+    whileWaiting();
+    rows = await reading;
+  } catch {
+    return new Map();
+  }
+  const candidates = findReuseCandidates(rows, compression, databases);
   for (const [source, candidate] of candidates) {
-    if (!(await segmentIntact(candidate.archivePath, candidate.snapshot.segment))) candidates.delete(source);
+    if (!segmentIntact(candidate.archivePath, candidate.snapshot.segment)) candidates.delete(source);
   }
   return candidates;
 }
+
+/** Completed runs searched for reusable snapshots (the newest first). */
+const REUSE_ROWS = 10;
 
 const STAGING_PREFIX = ".openclaw-backup-staging-";
 

@@ -125,14 +125,16 @@ export class ParallelCompressor {
     this.cut();
     let result!: WrittenSegment;
     return this.enqueue(async () => {
-      const handle = await fs.promises.open(source, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+      // Synchronous reads (page cache) like the rest of the write path: the libuv pool is busy compressing.
+      const fd = fs.openSync(source, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
       try {
+        if (!fs.fstatSync(fd).isFile()) throw new OperationError("reuse_mismatch", `${source} is no longer a regular file; no archive was written. Run the backup again.`, { path: source });
         const start = this.written;
         const hash = crypto.createHash("sha256");
         let done = 0;
         const buf = Buffer.allocUnsafeSlow(COPY_CHUNK);
         while (done < from.length) {
-          const { bytesRead } = await handle.read(buf, 0, Math.min(COPY_CHUNK, from.length - done), from.start + done);
+          const bytesRead = fs.readSync(fd, buf, 0, Math.min(COPY_CHUNK, from.length - done), from.start + done);
           if (bytesRead === 0) break;
           const chunk = buf.subarray(0, bytesRead);
           hash.update(chunk);
@@ -145,7 +147,7 @@ export class ParallelCompressor {
         }
         result = { start, length: done, sha256 };
       } finally {
-        await handle.close();
+        fs.closeSync(fd);
       }
     }).then(() => result);
   }

@@ -5,6 +5,7 @@ import { pipeline } from "node:stream";
 import { describeError, NotFoundError, OperationError, UsageError } from "../core/errors.js";
 import { roleAtArchivePath, SQLITE_SIDECAR_SUFFIXES } from "./archive-layout.js";
 import { decompressorFor, type Decompressor } from "./compression.js";
+import { sha256OfRange } from "./hash-range.js";
 import { MAX_MANIFEST_BYTES, ManifestProblem, validateManifest } from "./manifest.js";
 import { BLOCK, readTar, TarProblem, type PrecheckedBody, type TarBody, type TarEntry } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type DatabaseRole, type ManifestDatabase, type ManifestFile, type ProgressCallback } from "./types.js";
@@ -131,19 +132,6 @@ async function* decodeRange(fd: number, decompressor: Decompressor, start: numbe
   }
 }
 
-/** sha256 of the archive's bytes [start, start+length), read synchronously (page-cache reads; the pool is busy). */
-function hashRange(fd: number, start: number, length: number): string {
-  const hash = crypto.createHash("sha256");
-  const buf = Buffer.allocUnsafe(Math.min(length, 1024 * 1024));
-  for (let done = 0; done < length; ) {
-    const n = fs.readSync(fd, buf, 0, Math.min(buf.length, length - done), start + done);
-    if (n === 0) break;
-    hash.update(buf.subarray(0, n));
-    done += n;
-  }
-  return hash.digest("hex");
-}
-
 /**
  * The decompressed stream, refused as soon as it grows past `limit()` bytes (decompression bombs never get far).
  * Pre-checked runs are checked by the sha256 of their compressed bytes and yielded as they are, not decoded.
@@ -164,7 +152,8 @@ async function* decompressed(fd: number, decompressor: Decompressor, limit: () =
           yield chunk;
         }
       }
-      if (hashRange(fd, run.segment.start, run.segment.length) !== run.segment.sha256) {
+      const read = sha256OfRange(fd, run.segment.start, run.segment.length);
+      if (read.bytes !== run.segment.length || read.sha256 !== run.segment.sha256) {
         throw new ArchiveProblem(`the compressed bytes of ${run.archivePath} differ from the ones written (sha256 mismatch; the disk may be failing)`);
       }
       grow(run.length);

@@ -10,8 +10,8 @@
 //
 // Trust: what may be reused comes from our own ledger (backup_runs in the global DB), never from an archive's
 // manifest, and the copied bytes must hash to the sha256 recorded when they were first written and verified.
-import crypto from "node:crypto";
 import fs from "node:fs";
+import { sha256OfRange } from "./hash-range.js";
 import type { Compression } from "./compression.js";
 import type { WrittenSegment } from "./parallel-compress.js";
 import type { ManifestDatabase, ManifestFile } from "./types.js";
@@ -159,17 +159,21 @@ export function findReuseCandidates(rows: readonly LedgerReuseRow[], compression
 }
 
 /** Hashes the recorded compressed bytes: a candidate whose archive was altered since is not reused. */
-export async function segmentIntact(archivePath: string, segment: WrittenSegment): Promise<boolean> {
-  const hash = crypto.createHash("sha256");
+export function segmentIntact(archivePath: string, segment: WrittenSegment): boolean {
+  let fd: number;
   try {
-    const stream = fs.createReadStream(archivePath, { start: segment.start, end: segment.start + segment.length - 1, highWaterMark: 1024 * 1024 });
-    let n = 0;
-    for await (const chunk of stream) {
-      hash.update(chunk as Buffer);
-      n += (chunk as Buffer).length;
-    }
-    return n === segment.length && hash.digest("hex") === segment.sha256;
+    // Non-blocking and type-checked: a FIFO or device swapped in at the recorded path cannot hang or feed us.
+    fd = fs.openSync(archivePath, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch {
     return false;
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) return false;
+    const read = sha256OfRange(fd, segment.start, segment.length);
+    return read.bytes === segment.length && read.sha256 === segment.sha256;
+  } catch {
+    return false;
+  } finally {
+    fs.closeSync(fd);
   }
 }

@@ -228,8 +228,35 @@ export function finalizeRestoredDatabase(file: string, options: FinalizeRestored
   return { leasesDropped, pathsRewritten };
 }
 
+/** A completed backup_runs row, as backup reuse reads it (values type-checked: the file may be anyone's). */
+export interface CompletedBackupRun {
+  archivePath: string | null;
+  status: string;
+  manifestJson: string | null;
+}
+
+/**
+ * The newest completed backup_runs rows of a global database, read with a raw query-only handle: backup create
+ * needs them before anything else, and loading the Kysely-backed storage core for them cost ~0.15 s of start-up.
+ */
+export function readCompletedBackupRuns(file: string, limit: number, busyTimeoutMs: number): CompletedBackupRun[] {
+  const handle = openRaw(file, true, busyTimeoutMs);
+  try {
+    handle.pragma("query_only = ON");
+    const rows = handle.prepare("SELECT archive_path, status, manifest_json FROM backup_runs WHERE status = 'completed' ORDER BY created_at DESC LIMIT ?").all(limit) as Array<Record<string, unknown>>;
+    return rows.map((r) => ({
+      archivePath: typeof r.archive_path === "string" ? r.archive_path : null,
+      status: String(r.status),
+      manifestJson: typeof r.manifest_json === "string" ? r.manifest_json : null,
+    }));
+  } finally {
+    handle.close();
+  }
+}
+
 export type SqliteJob =
   | { op: "snapshot"; source: string; dest: string }
+  | { op: "completed-backup-runs"; file: string; limit: number }
   | { op: "describe"; file: string; check: "integrity_check" | "quick_check" | "none" }
   | { op: "finalize"; file: string; options: FinalizeRestoredOptions };
 
@@ -237,7 +264,9 @@ export type SqliteJobResult<J extends SqliteJob> = J extends { op: "describe" }
   ? DatabaseFileInfo
   : J extends { op: "finalize" }
     ? FinalizeRestoredResult
-    : null;
+    : J extends { op: "completed-backup-runs" }
+      ? CompletedBackupRun[]
+      : null;
 
 /** Runs one job synchronously: the worker's body, and the inline fallback. */
 export function runSqliteJob(job: SqliteJob, busyTimeoutMs: number): unknown {
@@ -247,6 +276,8 @@ export function runSqliteJob(job: SqliteJob, busyTimeoutMs: number): unknown {
       return null;
     case "describe":
       return describeDatabaseFile(job.file, job.check, busyTimeoutMs);
+    case "completed-backup-runs":
+      return readCompletedBackupRuns(job.file, job.limit, busyTimeoutMs);
     case "finalize":
       return finalizeRestoredDatabase(job.file, job.options, busyTimeoutMs);
   }

@@ -5,7 +5,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createBackup } from "../../src/backup/create-backup.js";
 import { restoreBackup } from "../../src/backup/restore-backup.js";
-import { parseReuseRecord, RACY_MARGIN_MS, sourceFingerprint, stableFingerprint } from "../../src/backup/snapshot-reuse.js";
+import crypto from "node:crypto";
+import { parseReuseRecord, RACY_MARGIN_MS, segmentIntact, sourceFingerprint, stableFingerprint } from "../../src/backup/snapshot-reuse.js";
 import { verifyBackup } from "../../src/backup/verify-archive.js";
 import { addSessions, agentDb, seedState } from "../helpers/backup-state.js";
 import { makeTempDir, makeTempState, type TempState } from "../helpers/temp-state.js";
@@ -22,6 +23,27 @@ function sqlite(db: string, sql: string): string {
 function reuseOf(state: TempState, runId: string): ReturnType<typeof parseReuseRecord> {
   return parseReuseRecord(sqlite(state.paths.globalDbPath, `SELECT manifest_json FROM backup_runs WHERE id = '${runId}'`));
 }
+
+describe("segmentIntact", () => {
+  it("is true only for the recorded bytes, and false at once for a FIFO, a directory or a missing file", () => {
+    const dir = makeTempDir();
+    const file = path.join(dir, "a.tar.zst");
+    const bytes = crypto.randomBytes(3 * 1024 * 1024 + 17);
+    fs.writeFileSync(file, bytes);
+    const segment = { start: 1000, length: 2 * 1024 * 1024 + 5, sha256: crypto.createHash("sha256").update(bytes.subarray(1000, 1000 + 2 * 1024 * 1024 + 5)).digest("hex") };
+    expect(segmentIntact(file, segment)).toBe(true);
+    expect(segmentIntact(file, { ...segment, start: 1001 })).toBe(false);
+    expect(segmentIntact(file, { ...segment, start: bytes.length - 10 })).toBe(false);
+    fs.writeFileSync(file, Buffer.concat([bytes.subarray(0, 2000), Buffer.from([bytes[2000]! ^ 1]), bytes.subarray(2001)]));
+    expect(segmentIntact(file, segment)).toBe(false);
+    const fifo = path.join(dir, "fifo.tar.zst");
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    // A FIFO swapped in at the recorded path is refused without blocking on it.
+    expect(segmentIntact(fifo, segment)).toBe(false);
+    expect(segmentIntact(dir, segment)).toBe(false);
+    expect(segmentIntact(path.join(dir, "gone.tar.zst"), segment)).toBe(false);
+  });
+});
 
 describe("stableFingerprint", () => {
   it("is null when the files changed during the snapshot or were written within the racy margin", () => {
