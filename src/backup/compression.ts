@@ -172,8 +172,8 @@ export function compressBlock(compression: Compression, block: Buffer, options: 
 }
 
 /**
- * Whether one block written by compressBlock decodes to exactly `expected`, compared piece by piece as the decoder
- * produces it (256 KiB at a time, on the libuv pool: no second copy of the block is held).
+ * Whether one block written by compressBlock decodes to exactly `expected`, compared chunk by chunk as the decoder
+ * produces them on the libuv pool (the decoded block is never held whole: less memory, fewer large allocations).
  */
 export function blockDecodesTo(compression: Compression, block: Buffer, expected: Buffer): Promise<boolean> {
   return new Promise((resolve, reject) => {

@@ -5,9 +5,9 @@
 // 4 MiB blocks). Memory stays bounded: at most `concurrency` blocks are in flight. A segment is a run of whole
 // blocks whose bytes (offset, length, sha256) are known once written, so a later archive can copy them as they
 // are; `copySegment` is that copy, checked against the sha256 recorded when the segment was first written.
-// With checkSegments, every block of a segment is decoded again as soon as it is compressed and compared with its input, so a segment's
-// compressed bytes are proven to decode to the content hashed on the way in: the create-time verify can then check
-// them by their sha256 instead of decoding them a second time (see PrecheckedRun in read-archive.ts).
+// With checkSegments, every block of a segment is decoded again as soon as it is compressed and compared with its
+// input, so a segment's compressed bytes are proven to decode to the content hashed on the way in: the create-time
+// verify can then check them by their sha256 instead of decoding them a second time (PrecheckedRun, read-archive.ts).
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
