@@ -5,6 +5,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { blockDecodesTo, compressBlock, zstdSupported, type Compression } from "../../src/backup/compression.js";
+import { createBackup } from "../../src/backup/create-backup.js";
 import { buildManifest } from "../../src/backup/manifest.js";
 import { ParallelCompressor } from "../../src/backup/parallel-compress.js";
 import { planAssets } from "../../src/backup/asset-plan.js";
@@ -55,6 +56,22 @@ describe("verify with pre-checked database bodies", () => {
     const checked = new Map(written.manifest.databases.map((d) => [d.archivePath, d.sha256!] as const));
     return { file, written, checked };
   }
+
+  it("createBackup's own verify takes the database bodies by their compressed bytes (one progress step each, not one per chunk)", async () => {
+    const events: Array<{ phase: string; path?: string }> = [];
+    const made = await createBackup({ paths: state.paths, onProgress: (e) => events.push({ phase: e.phase, path: e.path }) });
+    expect(made.verified).toBe(true);
+    const big = "state/agents/main/agent/openclaw-agent.sqlite";
+    const verifySteps = events.filter((e) => e.phase === "verify" && e.path?.endsWith(big));
+    const archiveSteps = events.filter((e) => e.phase === "archive" && e.path?.endsWith(big));
+    expect(archiveSteps.length).toBeGreaterThan(4);
+    expect(verifySteps).toHaveLength(1);
+    // backup verify decodes it: progress per chunk.
+    const full: string[] = [];
+    const checked = await verifyBackup(made.archivePath, { onProgress: (e) => (e.path?.endsWith(big) ? full.push(e.phase) : undefined) });
+    expect(checked.ok, checked.problem).toBe(true);
+    expect(full.length).toBeGreaterThan(1);
+  });
 
   for (const compression of compressions) {
     it(`${compression}: every database body is pre-checked, its bytes decode to its content, and the archive verifies both ways`, async () => {
