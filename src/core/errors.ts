@@ -65,6 +65,13 @@ export class SchemaVersionError extends OpenclawStateError {
   }
 }
 
+/** A database in another program's format (a released OpenClaw's): refused by the code that interprets rows, never touched. */
+export class SchemaFormatError extends OpenclawStateError {
+  constructor(message: string, options: OpenclawStateErrorOptions = {}) {
+    super("schema_format", message, ExitCode.failed, options);
+  }
+}
+
 /** A database that cannot be opened or is not ours. */
 export class DatabaseError extends OpenclawStateError {
   constructor(message: string, options: OpenclawStateErrorOptions = {}) {

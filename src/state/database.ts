@@ -9,12 +9,13 @@ import {
   SqliteQueryCompiler,
   type Compilable,
 } from "kysely";
-import { DatabaseError, NotFoundError, SchemaVersionError, describeError } from "../core/errors.js";
+import { DatabaseError, NotFoundError, SchemaFormatError, SchemaVersionError, describeError } from "../core/errors.js";
 import { toolVersion } from "../core/version.js";
 import { AGENT_SCHEMA_ADDITIVE_OBJECTS, AGENT_SCHEMA_ADDITIVE_SQL, AGENT_SCHEMA_SQL, GLOBAL_SCHEMA_ADDITIVE_OBJECTS, GLOBAL_SCHEMA_ADDITIVE_SQL, GLOBAL_SCHEMA_SQL, SCHEMA_VERSION } from "./generated/ddl.js";
 import { defaultBusyTimeoutMs } from "./busy-timeout.js";
 import { ensurePrivateDir, ensurePrivateDirBelow, ensurePrivateFile, lstatOrNull, symlinkOnPath, UnsafePathError } from "./private-fs.js";
 import { openReadOnlyHandle, unwritableReason, type ReadOnlyHandle } from "./read-only-open.js";
+import { classifyFormat, detectFormat, isOurFormat, type DbFormat } from "./db-format.js";
 import path from "node:path";
 
 export type DbRole = "global" | "agent";
@@ -37,6 +38,12 @@ export interface OpenDatabaseOptions {
    * reaches it from here without a symlink; missing directories are made 0700 one by one.
    */
   root?: string;
+  /**
+   * `ours` (default): only the format this tool's typed rows describe (design-document v1, or a new file) is
+   * opened; another format is refused before any statement touches it. `any`: every SQLite format opens (backup,
+   * probes, leases), the caller looks at `db.format` before it interprets a row; nothing is ever applied to it.
+   */
+  formats?: "ours" | "any";
 }
 
 type Row = Record<string, unknown>;
@@ -51,13 +58,16 @@ export class StateDatabase<DB> {
   /** Query builder only; execute with `all`/`first`/`run`. */
   readonly q: Kysely<DB>;
   readonly created: boolean;
+  /** The on-disk format found at open (after the schema was applied, for a new file). */
+  readonly format: DbFormat;
   private readonly statements = new Map<string, Database.Statement>();
   private closed = false;
   /** Set when a read open had to go through a temporary copy (read-only location): removes it on close. */
   cleanup: (() => void) | undefined;
 
-  constructor(handle: Database.Database, options: OpenDatabaseOptions, created: boolean) {
+  constructor(handle: Database.Database, options: OpenDatabaseOptions, created: boolean, format: DbFormat) {
     this.handle = handle;
+    this.format = format;
     this.path = options.path;
     this.role = options.role;
     this.agentId = options.agentId;
@@ -140,7 +150,7 @@ export class StateDatabase<DB> {
    * Attaches another openclaw-state database file under `schema` so one transaction can span both files
    * (the migration commits imported rows and their ledger row together). The file must exist with our schema.
    */
-  attach(file: string, schema: string): void {
+  attach(file: string, schema: string, role: DbRole = "global"): void {
     if (!/^[a-z][a-z0-9_]*$/.test(schema) || schema === "main" || schema === "temp") {
       throw new DatabaseError(`Invalid schema name ${JSON.stringify(schema)} for ATTACH.`, { path: file });
     }
@@ -149,9 +159,10 @@ export class StateDatabase<DB> {
     // synchronous is per schema and an attached file starts at FULL (an fsync per commit): match openDatabase.
     this.handle.pragma(`${schema}.synchronous = NORMAL`);
     const version = this.handle.pragma(`${schema}.user_version`, { simple: true }) as number;
-    if (version !== SCHEMA_VERSION) {
+    const hasOurTables = (this.handle.prepare(`SELECT count(*) AS n FROM ${schema}.sqlite_master WHERE name = 'schema_meta'`).get() as { n: number }).n === 1;
+    if (version !== SCHEMA_VERSION || !hasOurTables || !isOurFormat(detectAttached(this.handle, schema, role))) {
       this.handle.prepare(`DETACH DATABASE ${schema}`).run();
-      throw new SchemaVersionError(`Database ${file} has schema version ${version}, expected ${SCHEMA_VERSION}; it was not modified.`, { path: file });
+      throw new SchemaVersionError(`Database ${file} has schema version ${version}, not this tool's format v${SCHEMA_VERSION}; it was not modified.`, { path: file });
     }
   }
 
@@ -275,6 +286,7 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
   }
   let handle: Database.Database;
   let cleanup: (() => void) | undefined;
+  let format: DbFormat;
   try {
     ({ handle, cleanup } = openHandle(file, options.mode, options.busyTimeoutMs ?? defaultBusyTimeoutMs()));
   } catch (error) {
@@ -285,23 +297,24 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
   try {
     // busy_timeout first: every later statement, pragmas included, is then protected against SQLITE_BUSY.
     handle.pragma(`busy_timeout = ${options.busyTimeoutMs ?? defaultBusyTimeoutMs()}`);
-    const version = handle.pragma("user_version", { simple: true }) as number;
-    if (version > SCHEMA_VERSION) {
-      throw new SchemaVersionError(
-        `Database ${file} has schema version ${version}, newer than this tool supports (${SCHEMA_VERSION}); upgrade openclaw-state, the file was not touched.`,
-        { path: file },
-      );
-    }
-    if (options.mode === "write") {
+    format = detectFormat(handle, options.role);
+    const version = format.userVersion;
+    if (options.formats !== "any") refuseForeignFormat(file, format);
+    if (options.mode === "write" && format.id !== "new" && !isOurFormat(format)) {
+      // formats: "any" — a write open of another format (a lease row, a restore) changes no schema at all.
+      handle.pragma("foreign_keys = ON");
+    } else if (options.mode === "write") {
       enableWal(handle, options.busyTimeoutMs ?? defaultBusyTimeoutMs());
       handle.pragma("synchronous = NORMAL");
       handle.pragma("foreign_keys = ON");
-      if (version === 0) created = applySchema(handle, options);
-      else applyAdditiveSchema(handle, options.role);
+      if (version === 0) {
+        created = applySchema(handle, options);
+        format = detectFormat(handle, options.role);
+      } else applyAdditiveSchema(handle, options.role);
     } else {
       handle.pragma("query_only = ON");
       handle.pragma("foreign_keys = ON");
-      if (version === 0) {
+      if (version === 0 && options.formats !== "any") {
         throw new DatabaseError(
           `Database ${file} has no openclaw schema (user_version 0); run \`openclaw-state doctor\` to see why.`,
           { path: file },
@@ -311,13 +324,39 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
   } catch (error) {
     handle.close();
     cleanup?.();
-    const reason = error instanceof DatabaseError || error instanceof SchemaVersionError ? null : unwritableReason(file);
+    const reason = error instanceof DatabaseError || error instanceof SchemaVersionError || error instanceof SchemaFormatError ? null : unwritableReason(file);
     if (reason) throw new DatabaseError(`Cannot open database ${file} for ${options.mode === "write" ? "writing" : "reading"}: ${describeError(error)} (${reason}).`, { path: file, cause: error });
     throw error;
   }
-  const db = new StateDatabase<DB>(handle, options, created);
+  const db = new StateDatabase<DB>(handle, options, created, format!);
   db.cleanup = cleanup;
   return db;
+}
+
+/**
+ * The typed rows of this tool describe one format: a database in any other is refused before a statement reads
+ * or writes a row, with who wrote it and what still works on it (docs/compat.md).
+ */
+function refuseForeignFormat(file: string, format: DbFormat): void {
+  if (format.id === "new" || isOurFormat(format)) return;
+  if (format.id === "unknown" && format.userVersion === 0) return; // the "no openclaw schema" checks below name it
+  if (format.id === "openclaw-newer") {
+    throw new SchemaVersionError(
+      `Database ${file} was written by ${format.writtenBy}; this openclaw-state cannot interpret it: upgrade openclaw-state (\`inspect\`, \`doctor\` and \`backup\` still work on it); the file was not touched.`,
+      { path: file },
+    );
+  }
+  throw new SchemaFormatError(
+    `Database ${file} was written by ${format.writtenBy}; this openclaw-state reads and writes rows only in its own format (design-document v1) so far, and cannot interpret it (\`inspect\`, \`doctor\` and \`backup\` still work on it; see docs/compat.md); the file was not touched.`,
+    { path: file },
+  );
+}
+
+/** The format of an ATTACHed schema (the same rule as detectFormat, on `schema.sqlite_master`). */
+function detectAttached(handle: Database.Database, schema: string, role: DbRole): DbFormat {
+  const version = handle.pragma(`${schema}.user_version`, { simple: true }) as number;
+  const tables = new Set((handle.prepare(`SELECT name FROM ${schema}.sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map((r) => r.name));
+  return classifyFormat(role, version, tables);
 }
 
 /**

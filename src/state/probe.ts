@@ -2,8 +2,10 @@
 import fs from "node:fs";
 import { describeError, OpenclawStateError } from "../core/errors.js";
 import { openDatabase, type DbRole, type StateDatabase } from "./database.js";
+import { isOurFormat, type DbFormat } from "./db-format.js";
 
-export type ProbeStatus = "ok" | "missing" | "too-new" | "unopenable" | "not-ours";
+/** `foreign`: intact SQLite in a released OpenClaw's format (format says which); `use` is not called on it. */
+export type ProbeStatus = "ok" | "foreign" | "missing" | "too-new" | "unopenable" | "not-ours";
 
 export interface ProbeOptions {
   /** integrity_check + foreign_key_check instead of quick_check. */
@@ -21,6 +23,8 @@ export interface DatabaseProbe {
   sizeBytes: number | null;
   walBytes: number | null;
   schemaVersion: number | null;
+  /** Who wrote it and in which format; null when it could not be opened. */
+  format: DbFormat | null;
   /** Empty when intact; null when not checked. */
   problems: string[] | null;
   check: "quick_check" | "integrity_check" | null;
@@ -50,13 +54,14 @@ export function probeDatabase<DB, T = undefined>(
     sizeBytes: sizeOf(file),
     walBytes: sizeOf(`${file}-wal`),
     schemaVersion: null,
+    format: null,
     problems: null,
     check: null,
   };
   if (base.sizeBytes === null) return { ...base, status: "missing" };
   let db: StateDatabase<DB>;
   try {
-    db = openDatabase<DB>({ path: file, role, agentId, mode: "read" });
+    db = openDatabase<DB>({ path: file, role, agentId, mode: "read", formats: "any" });
   } catch (error) {
     const code = error instanceof OpenclawStateError ? error.code : "";
     const status: ProbeStatus = code === "schema_too_new" ? "too-new" : /no openclaw schema/.test(describeError(error)) ? "not-ours" : "unopenable";
@@ -64,6 +69,10 @@ export function probeDatabase<DB, T = undefined>(
   }
   try {
     base.schemaVersion = db.userVersion();
+    base.format = db.format;
+    if (db.format.id === "unknown" && db.format.userVersion === 0) {
+      return { ...base, status: "not-ours", message: `Database ${file} has no openclaw schema (user_version 0, but tables): ${db.format.writtenBy}.` };
+    }
     if (!options.skipCheck) {
       try {
         if (options.deep) {
@@ -78,6 +87,9 @@ export function probeDatabase<DB, T = undefined>(
         base.check = options.deep ? "integrity_check" : "quick_check";
       }
     }
+    // The integrity checks above hold for any SQLite; the caller's row reads describe only our format.
+    if (db.format.id === "openclaw-newer") return { ...base, status: "too-new", message: `Database ${file} was written by ${db.format.writtenBy}.` };
+    if (!isOurFormat(db.format)) return { ...base, status: "foreign", message: `Database ${file} was written by ${db.format.writtenBy}.` };
     const extra = use ? use(db) : undefined;
     return { ...base, extra };
   } catch (error) {

@@ -24,7 +24,13 @@ function probeFindings(id: string, label: string, probe: DatabaseProbe): Finding
     case "missing":
       return [];
     case "too-new":
-      return [{ id, severity: "error", title: `${label} was written by a newer openclaw-state`, detail: probe.message, fix: "Upgrade openclaw-state; the file is left untouched.", path: probe.path }];
+      return [{ id, severity: "error", title: `${label} was written by ${probe.format?.writtenBy ?? "a newer program"}`, detail: probe.message, fix: "Upgrade openclaw-state to one that knows this format; the file is left untouched (`backup create` still copies and verifies it).", path: probe.path }];
+    case "foreign":
+      if (probe.problems && probe.problems.length > 0) {
+        return [{ id: `${id}.integrity`, severity: "error", title: `${label} fails ${probe.check}`, detail: probe.problems.slice(0, 5).join("; "), fix: "Restore it from a backup (`openclaw-state backup restore`).", path: probe.path }];
+      }
+      // Intact, and OpenClaw's own: this tool backs it up and reports on it, but does not write rows into it.
+      return [{ id: `${id}.format`, severity: "info", title: `${label} written by ${probe.format?.writtenBy ?? "OpenClaw"}${probe.check ? `, ${probe.check} passed` : ""}`, detail: "openclaw-state reads, backs up and restores this format; its migration and session commands do not write into it (docs/compat.md).", path: probe.path }];
     case "not-ours":
       return [{ id, severity: "error", title: `${label} is not an openclaw-state database`, detail: probe.message, fix: "Move the file aside and run `doctor --fix` to create a fresh one.", path: probe.path }];
     case "unopenable": {
