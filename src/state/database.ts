@@ -300,7 +300,7 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
     format = detectFormat(handle, options.role);
     const version = format.userVersion;
     if (options.formats !== "any") refuseForeignFormat(file, format);
-    if (options.mode === "write" && format.id !== "new" && !isOurFormat(format)) {
+    if (options.mode === "write" && options.formats === "any" && format.id !== "new" && !isOurFormat(format)) {
       // formats: "any" — a write open of another format (a lease row, a restore) changes no schema at all.
       handle.pragma("foreign_keys = ON");
     } else if (options.mode === "write") {

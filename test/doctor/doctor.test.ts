@@ -63,7 +63,7 @@ describe("doctor", () => {
   it("reports a newer schema version as an error and --fix never touches it", async () => {
     const { paths } = healthyState();
     const raw = new Database(paths.globalDbPath);
-    raw.pragma("user_version = 7");
+    raw.pragma("user_version = 99");
     raw.close();
     const before = snapshotTree(paths.stateDir);
     const result = await runDoctor({ paths });

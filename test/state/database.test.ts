@@ -135,7 +135,7 @@ describe("openDatabase (read)", () => {
     raw.close();
     const before = snapshotTree(path.dirname(paths.globalDbPath));
     for (const mode of ["read", "write"] as const) {
-      expect(() => openGlobalDatabase(paths, { mode })).toThrow(/schema version 99, newer than this tool supports/);
+      expect(() => openGlobalDatabase(paths, { mode })).toThrow(/written by a newer OpenClaw than 2026\.9\.6 \(global format v99/);
     }
     expect(snapshotTree(path.dirname(paths.globalDbPath))).toEqual(before);
   });
