@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     // The reliability suite has its own config and script (`npm run test:reliability`).
-    exclude: ["test/reliability/**", "**/node_modules/**"],
+    exclude: ["test/reliability/**", "test/compat/**", "**/node_modules/**"],
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 60_000,
