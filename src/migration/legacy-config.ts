@@ -7,6 +7,7 @@ import { describeError, isOpenclawStateError } from "../core/errors.js";
 import { readRegularTextSync } from "../core/safe-read.js";
 import { parseTolerantJson } from "../core/tolerant-json.js";
 import type { StatePaths } from "../state/paths.js";
+import { cronStores } from "./importers/cron-jobs.js";
 import { ensurePrivateDir, fsyncDir } from "../state/private-fs.js";
 import { applyEdits, ConfigEditError, findProp, insertProp, parseSpans, removeProp, renameKey, type Edit, type SpanNode } from "./config-edit.js";
 
@@ -93,6 +94,8 @@ interface KeyRule {
   action: LegacyConfigKey["action"];
   to?: KeyPath;
   replacement: string;
+  /** An input of the cron import: removed only once the cron store it points at has been imported (retired). */
+  afterCronImport?: boolean;
 }
 
 const KEY_RULES: readonly KeyRule[] = [
@@ -104,7 +107,23 @@ const KEY_RULES: readonly KeyRule[] = [
   { path: ["plugins", "installs"], scopes: "root", action: "extract", replacement: "the installed-plugin index in the database (written to plugins/installs.json and imported in the same run)" },
   { path: ["diagnostics", "cacheTrace", "filePath"], scopes: "root", action: "remove", replacement: "nothing: cache traces are diagnostic rows in SQLite (the key is removed)" },
   { path: ["memory", "qmd", "sessions"], scopes: "root", action: "remove", replacement: "nothing: QMD no longer exports session transcripts (the key is removed)" },
+  // Doctor import inputs only (seed): the cron importer reads them, so they go once the store is in SQLite.
+  { path: ["cron", "store"], scopes: "root", action: "remove", replacement: "nothing: cron jobs live in the database (the key is removed once the store it names is imported)", afterCronImport: true },
+  { path: ["cron", "webhook"], scopes: "root", action: "remove", replacement: "per-job webhook delivery, written by the cron import (the key is removed once the jobs are imported)", afterCronImport: true },
 ];
+
+/** A legacy cron store (jobs, state sidecar or run logs) is still on disk: the cron import has not retired it yet. */
+function cronStorePending(config: Obj, paths: StatePaths, root: string): boolean {
+  for (const store of cronStores(root, paths, config)) {
+    if (fs.existsSync(store.storePath) || fs.existsSync(store.statePath)) return true;
+    try {
+      if (fs.readdirSync(store.runsDir).some((n) => !n.startsWith("."))) return true;
+    } catch {
+      // No runs dir: nothing pending there.
+    }
+  }
+  return false;
+}
 
 function get(obj: unknown, keys: KeyPath): unknown {
   let node = obj;
@@ -194,7 +213,7 @@ export interface ConfigRewrite {
 }
 
 /** Plans the rewrite: the text edits for every unblocked key, checked by re-parsing. */
-function computeRewrite(read: ConfigRead, paths: StatePaths, root: string): { keys: LegacyConfigKey[]; rewrite: ConfigRewrite } {
+function computeRewrite(read: ConfigRead, paths: StatePaths, root: string): { keys: LegacyConfigKey[]; rewrite: ConfigRewrite; after?: Obj } {
   const empty: ConfigRewrite = { text: null, done: [], extracted: undefined, refused: null };
   if (!read.value || read.text === null) return { keys: [], rewrite: empty };
   const config = read.value;
@@ -213,6 +232,9 @@ function computeRewrite(read: ConfigRead, paths: StatePaths, root: string): { ke
       blocked = "plugins/installs.json exists too: `doctor --fix` imports that file first; run it again to move this key";
     }
     if (l.rule.action === "extract" && (typeof get(config, l.at) !== "object" || get(config, l.at) === null)) blocked = "plugins.installs is not an object: fix it by hand";
+    if (l.rule.afterCronImport && cronStorePending(config, paths, root)) {
+      blocked = "the cron import still reads it: `doctor --fix` imports the cron store first; run `openclaw-state doctor --fix` once more afterwards to remove the key";
+    }
     keys.push({ key: l.label, replacement: l.rule.replacement, action: l.rule.action, blocked });
     if (!blocked) doable.push(l);
   }
@@ -275,7 +297,14 @@ function computeRewrite(read: ConfigRead, paths: StatePaths, root: string): { ke
   }
   if (!isDeepStrictEqual(after, transform(config, doable))) return refuse("the edited text does not hold exactly the intended change");
   const extract = doable.find((l) => l.rule.action === "extract");
-  return { keys, rewrite: { text, done: keys.filter((k) => !k.blocked), extracted: extract ? get(config, extract.at) : undefined, refused: null } };
+  return { keys, rewrite: { text, done: keys.filter((k) => !k.blocked), extracted: extract ? get(config, extract.at) : undefined, refused: null }, after: transform(config, doable) };
+}
+
+/** The config as read, and as `--fix` would leave it (the same object when nothing can be rewritten). */
+export function configBeforeAndAfterFix(paths: StatePaths, root: string): { read: ConfigRead; keys: LegacyConfigKey[]; after: Obj | null } {
+  const read = readConfig(paths, root);
+  const { keys, after } = computeRewrite(read, paths, root);
+  return { read, keys, after: after ?? read.value };
 }
 
 /** The read-only part: every retired key with its replacement, and whether `--fix` can rewrite it. */
