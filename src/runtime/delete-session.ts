@@ -5,6 +5,7 @@ import { NotFoundError, OperationError, UsageError } from "../core/errors.js";
 import { normalizeAgentId } from "../state/agent-id.js";
 import { defaultBusyTimeoutMs } from "../state/busy-timeout.js";
 import { acquireMaintenanceLease } from "../state/lease.js";
+import { assertSessionsDeletable } from "../state/openclaw-session-reader.js";
 import { agentDbPath, expandUserPath, isPathInside, type StatePaths } from "../state/paths.js";
 import { openAgentDatabase, openGlobalDatabase, type AgentDatabase } from "../state/state-databases.js";
 import { writeSessionBackup, type SessionBackupResult } from "./session-backup.js";
@@ -54,6 +55,8 @@ export function deleteSessionEntrySync(params: DeleteSessionEntryParams): Delete
   const backupDir = params.backupDir === undefined ? undefined : checkBackupDir(paths, params.backupDir);
   const dbFile = agentDbPath(paths, agentId);
   if (!fs.existsSync(dbFile)) throw new NotFoundError(`No session database for agent ${agentId} at ${dbFile}; nothing was deleted.`, { path: dbFile });
+  // Before the lease, the backup and any write open: another program's format is refused untouched.
+  assertSessionsDeletable(paths, agentId);
 
   if (params.dryRun) {
     const db = openAgentDatabase(paths, agentId, { mode: "read" });

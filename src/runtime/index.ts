@@ -62,4 +62,4 @@ export {
   TRANSCRIPT_MAX_EVENTS_CAP,
   type TranscriptResetReason,
 } from "../state/transcript-reader.js";
-export { OpenclawStateError, UsageError, NotFoundError, OperationError, StateLockedError, DatabaseError, SchemaVersionError } from "../core/errors.js";
+export { OpenclawStateError, UsageError, NotFoundError, OperationError, StateLockedError, DatabaseError, SchemaVersionError, SchemaFormatError } from "../core/errors.js";

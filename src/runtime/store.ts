@@ -3,7 +3,8 @@ import fs from "node:fs";
 import { UsageError } from "../core/errors.js";
 import { normalizeAgentId } from "../state/agent-id.js";
 import { agentDbPath, resolveStatePaths, type StatePaths } from "../state/paths.js";
-import { openAgentDatabase, type AgentDatabase } from "../state/state-databases.js";
+import { openSessionStore } from "../state/openclaw-session-reader.js";
+import type { AgentDatabase } from "../state/state-databases.js";
 
 /** Which state the helpers read: the same resolution as the CLI (`stateDir`, else OPENCLAW_STATE_DIR, else ~/.openclaw). */
 export interface RuntimeStoreParams {
@@ -27,13 +28,14 @@ export function resolveRuntimePaths(params: RuntimeStoreParams): StatePaths {
 
 /**
  * Runs `read` on the agent DB opened read-only inside one read snapshot; `ifMissing` when the database file
- * does not exist. Readers never create a database or repair a schema: a file that is not ours fails loudly.
+ * does not exist. Readers never create a database or repair a schema. OpenClaw's current format is read through
+ * the projection in state/openclaw-session-reader.ts; another format fails with the command that upgrades it.
  */
 export function readAgentDb<T>(params: AgentParams, read: (db: AgentDatabase, agentId: string) => T, ifMissing: () => T): T {
   const paths = resolveRuntimePaths(params);
   const agentId = normalizeAgentId(params.agentId);
   if (!fs.existsSync(agentDbPath(paths, agentId))) return ifMissing();
-  const db = openAgentDatabase(paths, agentId, { mode: "read" });
+  const db = openSessionStore(paths, agentId);
   try {
     const snapshot = db.readSnapshot();
     try {

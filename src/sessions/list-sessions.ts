@@ -3,7 +3,8 @@ import fs from "node:fs";
 import { describeError, OperationError, UsageError } from "../core/errors.js";
 import { normalizeAgentId } from "../state/agent-id.js";
 import { agentDbPath, DEFAULT_AGENT_ID, type StatePaths } from "../state/paths.js";
-import { knownAgentIds, openAgentDatabase, openGlobalDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { openGlobalForSessionReads, openSessionStore } from "../state/openclaw-session-reader.js";
+import { knownAgentIds, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { loadCronSessionIds, sessionRowQuery, toSessionSummary, type SessionSummary } from "./session-row.js";
 
 export const DEFAULT_SESSION_LIST_LIMIT = 100;
@@ -88,6 +89,8 @@ export function openSessionList(options: ListSessionsOptions): SessionList {
   const since = activeMinutes === null ? null : now - activeMinutes * 60_000;
   const stores: SessionStoreInfo[] = [];
   const open: OpenStore[] = [];
+  // With --all-agents an unreadable store is a warning; when no store could be read at all, its error is the answer.
+  let refused: unknown;
   const active: Array<Generator<SessionSummary>> = [];
   const closeAll = (): void => {
     for (const gen of active.splice(0)) gen.return(undefined);
@@ -107,11 +110,12 @@ export function openSessionList(options: ListSessionsOptions): SessionList {
       info.exists = true;
       let db: AgentDatabase;
       try {
-        db = openAgentDatabase(options.paths, agentId, { mode: "read" });
+        db = openSessionStore(options.paths, agentId);
       } catch (error) {
         if (!options.allAgents) throw error;
         info.error = describeError(error);
         warnings.push(`Skipped agent ${agentId}: ${info.error}`);
+        refused ??= error;
         continue;
       }
       // The count and the rows come from one snapshot, so "X of Y" matches what is printed.
@@ -121,6 +125,7 @@ export function openSessionList(options: ListSessionsOptions): SessionList {
       if (since !== null) countQuery = countQuery.where("updated_at", ">=", since);
       info.totalCount = db.first(countQuery)?.n ?? 0;
     }
+    if (open.length === 0 && refused !== undefined) throw refused;
   } catch (error) {
     closeAll();
     throw error;
@@ -169,7 +174,7 @@ export function listSessions(options: ListSessionsOptions): ListSessionsResult {
 function openGlobalIfPresent(paths: StatePaths, warnings: string[]): GlobalDatabase | undefined {
   if (!fs.existsSync(paths.globalDbPath)) return undefined;
   try {
-    return openGlobalDatabase(paths, { mode: "read" });
+    return openGlobalForSessionReads(paths);
   } catch (error) {
     warnings.push(`Global database unreadable, cron kinds and registered agents not shown: ${describeError(error)}`);
     return undefined;

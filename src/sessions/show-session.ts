@@ -6,7 +6,8 @@ import { sessionEntryForSessionIn } from "../runtime/session-entries.js";
 import { readEventsIn } from "../runtime/transcript-reads.js";
 import { normalizeAgentId } from "../state/agent-id.js";
 import { agentDbPath, DEFAULT_AGENT_ID, type StatePaths } from "../state/paths.js";
-import { openAgentDatabase, openGlobalDatabase, type AgentDatabase } from "../state/state-databases.js";
+import { openGlobalForSessionReads, openSessionStore } from "../state/openclaw-session-reader.js";
+import type { AgentDatabase } from "../state/state-databases.js";
 import { TRANSCRIPT_DEFAULT_MAX_BYTES, TRANSCRIPT_MAX_BYTES_CAP, TRANSCRIPT_MAX_EVENTS_CAP } from "../state/transcript-reader.js";
 import { exportTranscript, assertExportTarget, type ExportTranscriptResult } from "./export-transcript.js";
 import { loadCronSessionIds, sessionRowQuery, toSessionSummary, type SessionSummary } from "./session-row.js";
@@ -111,7 +112,7 @@ export function showSession(options: ShowSessionOptions): ShowSessionResult {
     throw new NotFoundError(`No session database for agent ${agentId} at ${dbPath}; run \`openclaw-state doctor\` to see whether legacy sessions are waiting to be migrated.`, { path: dbPath });
   }
   const cronSessionIds = cronIdsFor(options.paths);
-  const db = openAgentDatabase(options.paths, agentId, { mode: "read" });
+  const db = openSessionStore(options.paths, agentId);
   try {
     // One snapshot: the row, the stats, the events and the export all describe the same moment.
     const snapshot = db.readSnapshot();
@@ -152,7 +153,8 @@ export function showSession(options: ShowSessionOptions): ShowSessionResult {
 function cronIdsFor(paths: StatePaths): Set<string> {
   if (!fs.existsSync(paths.globalDbPath)) return new Set();
   try {
-    const global = openGlobalDatabase(paths, { mode: "read" });
+    const global = openGlobalForSessionReads(paths);
+    if (!global) return new Set();
     try {
       return loadCronSessionIds(global);
     } finally {

@@ -5,7 +5,8 @@ import type { SessionTranscriptMessageEntry } from "../runtime/message-rows.js";
 import { readVisibleDeltaIn, tailStateIn } from "../runtime/visible-delta.js";
 import { normalizeAgentId } from "../state/agent-id.js";
 import { agentDbPath, DEFAULT_AGENT_ID, type StatePaths } from "../state/paths.js";
-import { openAgentDatabase, type AgentDatabase } from "../state/state-databases.js";
+import { openSessionStore } from "../state/openclaw-session-reader.js";
+import type { AgentDatabase } from "../state/state-databases.js";
 import { TRANSCRIPT_DEFAULT_MAX_BYTES, TRANSCRIPT_MAX_BYTES_CAP } from "../state/transcript-reader.js";
 import { findSession } from "./show-session.js";
 
@@ -39,7 +40,7 @@ interface Target {
 
 function withDb<T>(paths: StatePaths, agentId: string, fn: (db: AgentDatabase) => T): T | undefined {
   if (!fs.existsSync(agentDbPath(paths, agentId))) return undefined;
-  const db = openAgentDatabase(paths, agentId, { mode: "read" });
+  const db = openSessionStore(paths, agentId);
   try {
     const snapshot = db.readSnapshot();
     try {
