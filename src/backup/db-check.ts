@@ -1,6 +1,5 @@
-// The checks every database taken out of an archive passes, in verify and in restore alike: full integrity,
-// a schema this tool can open, and the manifest's record (row counts, version, page layout) when there is one.
-import { SCHEMA_VERSION } from "../state/generated/ddl.js";
+// The checks every database taken out of an archive passes, in verify and in restore alike: full integrity and
+// the manifest's record (row counts, version, page layout) when there is one — never which schema it holds.
 import type { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import type { ArchivedDatabase } from "./read-archive.js";
 import type { ManifestDatabase } from "./types.js";
@@ -28,8 +27,11 @@ function compareCounts(expected: Record<string, number>, actual: Record<string, 
 }
 
 /**
- * Runs the full `integrity_check` and the row counts on `file` (on the runner's worker). An openclaw-state
- * database (by location, manifest role or its schema_meta row) newer than this tool's schema is refused.
+ * Runs the full `integrity_check` and the row counts on `file` (on the runner's worker). Schema-agnostic on
+ * purpose: a backup copies whatever SQLite a real install holds (OpenClaw's own formats, a version newer than
+ * any this tool reads), and createBackup's verify pass skips this check for snapshots it already checked — a
+ * check here that create does not make would be "verified" then unrestorable. Whether a restored database can
+ * be read is for the commands that interpret rows (inspect, doctor) to say.
  */
 export async function checkDatabaseSnapshot(runner: SqliteJobRunner, file: string, database: ArchivedDatabase): Promise<CheckedDatabase> {
   const { record } = database;
@@ -44,10 +46,6 @@ export async function checkDatabaseSnapshot(runner: SqliteJobRunner, file: strin
     return { ...base, integrity: "failed", rowCountsMatch: false, problems: info.problems.slice(0, 5).map((p) => `integrity_check: ${p}`) };
   }
   const problems: string[] = [];
-  const ours = database.role !== "other" || info.metaRole !== null;
-  if (ours && info.userVersion > SCHEMA_VERSION) {
-    problems.push(`schema version ${info.userVersion} is newer than this tool supports (${SCHEMA_VERSION}); upgrade openclaw-state to restore it`);
-  }
   if (!record) return { ...base, integrity: "ok", rowCountsMatch: true, problems };
   const countProblems = compareCounts(record.rowCounts, info.rowCounts);
   problems.push(...countProblems);

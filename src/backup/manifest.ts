@@ -127,7 +127,9 @@ export function validateManifest(raw: unknown): BackupManifest {
       if (!isSafeRelativePath(p)) fail(`manifest assets[${i}].excluded[${j}] is not a safe relative path`);
       return p;
     });
-    const archivePath = payloadPath(r.archivePath, `assets[${i}].archivePath`);
+    // Written as `<root>/payload/…` (what `openclaw backup verify` requires), or `payload/…` by earlier versions.
+    const written = typeof r.archivePath === "string" && r.archivePath.startsWith(`${root}/`) ? r.archivePath.slice(root.length + 1) : r.archivePath;
+    const archivePath = payloadPath(written, `assets[${i}].archivePath`);
     const shape = assetPathProblem(kind, type, archivePath);
     if (shape) fail(`manifest assets[${i}]: ${shape}`);
     return { kind, type, sourcePath, archivePath, excluded };
@@ -276,6 +278,15 @@ export function databaseRecord(
     sizeBytes: archived.size,
     sha256: archived.sha256,
   };
+}
+
+/**
+ * The manifest as the archive stores it: every `assets[].archivePath` carries the archive root (`<root>/payload/…`),
+ * the one thing `openclaw backup verify` needs beyond our format. Everything else is the manifest as it is.
+ */
+export function serializeManifest(manifest: BackupManifest): Buffer {
+  const stored = { ...manifest, assets: manifest.assets.map((a) => ({ ...a, archivePath: `${manifest.archiveRoot}/${a.archivePath}` })) };
+  return Buffer.from(`${JSON.stringify(stored, null, 2)}\n`, "utf8");
 }
 
 export type ManifestSummary = Omit<BackupManifest, "directories" | "files" | "symlinks">;

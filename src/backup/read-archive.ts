@@ -7,11 +7,15 @@ import { roleAtArchivePath, SQLITE_SIDECAR_SUFFIXES } from "./archive-layout.js"
 import { decompressorFor, type Decompressor } from "./compression.js";
 import { sha256OfRange } from "./hash-range.js";
 import { MAX_MANIFEST_BYTES, ManifestProblem, validateManifest } from "./manifest.js";
+import { indexOpenclawArchive, OpenclawArchiveProblem, type OpenclawLayout } from "./openclaw-archive.js";
 import { BLOCK, readTar, TarProblem, type PrecheckedBody, type TarBody, type TarEntry } from "./tar-format.js";
 import { MANIFEST_NAME, type BackupManifest, type DatabaseRole, type ManifestDatabase, type ManifestFile, type ProgressCallback } from "./types.js";
 
 /** Why an archive was refused: the message names the first problem found. */
 export class ArchiveProblem extends Error {}
+
+/** Our layout's first rule failed: the archive may still be one of `openclaw backup create` (manifest last). */
+class FirstEntryNotManifest extends ArchiveProblem {}
 
 export interface FileSink {
   write(chunk: Buffer): void | Promise<void>;
@@ -228,6 +232,46 @@ function classifyPayloadFile(rel: string, listed: ManifestFile, record: Manifest
  * bodies are checked by their compressed bytes (see PrecheckedRun); their sink must be hash-only (null).
  */
 export async function readArchive(archivePath: string, sink: ArchiveSink, onProgress?: ProgressCallback, phase: "verify" | "extract" = "verify", prechecked: readonly PrecheckedRun[] = []): Promise<ArchivePassResult> {
+  let why: string;
+  try {
+    return await readArchivePass(archivePath, sink, onProgress, phase, prechecked, undefined);
+  } catch (error) {
+    if (!(error instanceof FirstEntryNotManifest)) throw error;
+    why = error.message;
+  }
+  const layout = await openclawLayout(archivePath, why);
+  return readArchivePass(archivePath, sink, onProgress, phase, [], layout);
+}
+
+/** The last archive indexed as OpenClaw's (restore reads the manifest, then the archive: one first pass, not two). */
+let lastLayout: { key: string; layout: OpenclawLayout } | undefined;
+
+/**
+ * The first pass over an archive of `openclaw backup create` (see openclaw-archive.ts). Whatever it finds is
+ * checked again by the ordinary pass: the cache only saves time, a changed file fails on its sha256s.
+ */
+async function openclawLayout(archivePath: string, why: string): Promise<OpenclawLayout> {
+  const st = fs.statSync(archivePath);
+  const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}:${archivePath}`;
+  if (lastLayout?.key === key) return lastLayout.layout;
+  try {
+    const layout = await indexOpenclawArchive(archivePath);
+    lastLayout = { key, layout };
+    return layout;
+  } catch (error) {
+    if (!(error instanceof OpenclawArchiveProblem)) throw error;
+    throw new ArchiveProblem(`${error.message} (read as an archive of \`openclaw backup create\`, because ${why})`);
+  }
+}
+
+async function readArchivePass(
+  archivePath: string,
+  sink: ArchiveSink,
+  onProgress: ProgressCallback | undefined,
+  phase: "verify" | "extract",
+  prechecked: readonly PrecheckedRun[],
+  layout: OpenclawLayout | undefined,
+): Promise<ArchivePassResult> {
   const fd = openArchive(archivePath);
   let decompressor: Decompressor | null;
   try {
@@ -253,6 +297,45 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
   let fileCount = 0;
   let totalBytes = 0;
   let openSink: FileSink | null = null;
+  let theirManifestSeen = false;
+  if (layout) {
+    // OpenClaw's manifest comes last: ours for it (built by the first pass) governs from the first entry on.
+    const m = layout.manifest;
+    root = layout.root;
+    manifest = m;
+    files = new Map(m.files.map((f) => [f.archivePath, f]));
+    directories = new Set(m.directories.map((d) => d.archivePath));
+    totalBytes = m.files.reduce((n, f) => n + f.size, 0);
+    limit = layout.inflatedBytes;
+    await sink.manifest?.(m);
+  }
+
+  /** An entry of an OpenClaw archive that is read but not extracted (its manifest, a link, a folder above an asset); else its path in our layout. */
+  const adopt = (entry: TarEntry, lay: OpenclawLayout): TarBody<PrecheckedRun> | string => {
+    const raw = entry.type === "Directory" ? entry.path.replace(/\/+$/, "") : entry.path;
+    if (raw === lay.root && entry.type === "Directory") return discard;
+    const rel = entryRelPath(entry, lay.root);
+    if (rel === MANIFEST_NAME) {
+      if (theirManifestSeen) throw new ArchiveProblem(`a second ${MANIFEST_NAME} entry appears at byte ${entry.offset}`);
+      theirManifestSeen = true;
+      if (checkType(entry) !== "file" || entry.size !== lay.manifestEntry.size) throw new ArchiveProblem(`${MANIFEST_NAME} changed between the two passes over the archive`);
+      const hash = crypto.createHash("sha256");
+      return {
+        write: (chunk) => void hash.update(chunk),
+        end: () => {
+          if (hash.digest("hex") !== lay.manifestEntry.sha256) throw new ArchiveProblem(`${MANIFEST_NAME} changed between the two passes over the archive`);
+        },
+      };
+    }
+    if (entry.type === "SymbolicLink") {
+      if (lay.links.get(rel) !== entry.linkpath) throw new ArchiveProblem(`entry ${JSON.stringify(entry.path)} is a symbolic link the first pass did not see`);
+      return discard;
+    }
+    const mapped = lay.map(rel);
+    if (mapped !== null) return `${lay.root}/${mapped}`;
+    if (entry.type === "Directory" && lay.passThrough.has(rel)) return discard;
+    throw new ArchiveProblem(`entry ${rel} is outside every asset of the manifest`);
+  };
 
   const visitor = {
     entry: async (entry: TarEntry): Promise<TarBody<PrecheckedRun>> => {
@@ -261,7 +344,7 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
         const rel = entryRelPath(entry, undefined);
         const parts = rel.split("/");
         if (parts.length !== 2 || parts[1] !== MANIFEST_NAME || checkType(entry) !== "file") {
-          throw new ArchiveProblem(`the first entry is ${JSON.stringify(entry.path)}, not <root>/${MANIFEST_NAME}`);
+          throw new FirstEntryNotManifest(`the first entry is ${JSON.stringify(entry.path)}, not <root>/${MANIFEST_NAME}`);
         }
         if (entry.size > MAX_MANIFEST_BYTES) throw new ArchiveProblem(`the manifest is ${entry.size} bytes, more than the ${MAX_MANIFEST_BYTES} allowed`);
         const chunks: Buffer[] = [];
@@ -287,6 +370,11 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
             await sink.manifest?.(m);
           },
         };
+      }
+      if (layout) {
+        const adopted = adopt(entry, layout);
+        if (typeof adopted !== "string") return adopted;
+        entry = { ...entry, path: adopted };
       }
       const rel = entryRelPath(entry, root);
       const type = checkType(entry);
@@ -372,7 +460,8 @@ export async function readArchive(archivePath: string, sink: ArchiveSink, onProg
   }
   if (!manifest) throw new ArchiveProblem("the archive holds no manifest");
   const m: BackupManifest = manifest;
-  for (const d of m.directories) if (!seen.has(d.archivePath)) throw new ArchiveProblem(`listed directory ${d.archivePath} is missing from the archive`);
+  if (layout && !theirManifestSeen) throw new ArchiveProblem(`${MANIFEST_NAME} is missing on the second pass over the archive`);
+  for (const d of m.directories) if (!seen.has(d.archivePath) && !layout?.virtualDirs.has(d.archivePath)) throw new ArchiveProblem(`listed directory ${d.archivePath} is missing from the archive`);
   for (const f of m.files) if (!seen.has(f.archivePath)) throw new ArchiveProblem(`listed file ${f.archivePath} is missing from the archive`);
   for (const db of foundDatabases) {
     const side = SQLITE_SIDECAR_SUFFIXES.map((suffix) => `${db}${suffix}`).find((p) => seen.has(p) || m.symlinks.some((l) => l.archivePath === p));
@@ -387,17 +476,21 @@ class ManifestRead extends Error {
   }
 }
 
-/** Reads and validates only the manifest (the first entry); the rest of the archive is not inflated. */
-export async function readArchiveManifest(archivePath: string): Promise<BackupManifest> {
+/**
+ * Reads and validates only the manifest (the first entry); the rest of the archive is not inflated. With
+ * `acceptOpenclaw`, an archive of `openclaw backup create` yields our manifest for it (that reads it whole once).
+ */
+export async function readArchiveManifest(archivePath: string, options: { acceptOpenclaw?: boolean } = {}): Promise<BackupManifest> {
   try {
-    await readArchive(archivePath, {
+    await readArchivePass(archivePath, {
       manifest: (m) => {
         throw new ManifestRead(m);
       },
       file: async () => null,
-    });
+    }, undefined, "verify", [], undefined);
   } catch (error) {
     if (error instanceof ManifestRead) return error.manifest;
+    if (error instanceof FirstEntryNotManifest && options.acceptOpenclaw) return (await openclawLayout(archivePath, error.message)).manifest;
     throw error;
   }
   throw new ArchiveProblem("the archive holds no manifest");

@@ -334,7 +334,7 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
   if (options.backup && options.target) throw new UsageError("--backup takes a backup of the state a restore replaces; with --target nothing is replaced, so leave --backup out.", "usage");
   let manifest: BackupManifest;
   try {
-    manifest = await readArchiveManifest(archivePath);
+    manifest = await readArchiveManifest(archivePath, { acceptOpenclaw: true });
   } catch (error) {
     if (error instanceof ArchiveProblem) throw refused(archivePath, error.message);
     throw error;

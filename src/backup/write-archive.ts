@@ -13,7 +13,7 @@ import { describeError, OperationError } from "../core/errors.js";
 import { fsyncDir } from "../state/private-fs.js";
 import type { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import type { DatabaseFileInfo } from "../state/sqlite-snapshot.js";
-import { databaseRecord } from "./manifest.js";
+import { databaseRecord, serializeManifest } from "./manifest.js";
 import { compressBlock, type Compression } from "./compression.js";
 import { ParallelCompressor, type WrittenSegment } from "./parallel-compress.js";
 import { sourceFingerprint, stableFingerprint, type ReusableSnapshot, type ReuseCandidate, type SourceFingerprint } from "./snapshot-reuse.js";
@@ -314,7 +314,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     const runs = (await Promise.all(prechecked)).filter((r) => r.segment.length > 0);
 
     const manifest = options.manifestFor(parts);
-    const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`, "utf8");
+    const manifestBytes = serializeManifest(manifest);
     const head = await compressBlock(
       compression,
       Buffer.concat([

@@ -126,14 +126,11 @@ const CASES: ManifestCase[] = [
         .entries(),
   },
   {
-    name: "database with a schema version newer than this tool",
-    verify: /openclaw-agent\.sqlite fails its check: schema version 2 is newer than this tool supports \(1\)/,
-    restore: /was refused: .*schema version 2 is newer than this tool supports \(1\)/,
-    make: (e) => {
-      e.editDatabase(AGENT_DB, "PRAGMA user_version = 2;");
-      e.m.databases.find((d: { archivePath: string }) => d.archivePath === AGENT_DB).schemaVersion = 2;
-      return e.entries();
-    },
+    // Any user_version is backed up and restored (schema-agnostic); one that differs from the manifest's is tampering.
+    name: "database whose schema version differs from the manifest",
+    verify: /openclaw-agent\.sqlite fails its check: schema version is 2, the manifest says 1/,
+    restore: /was refused: .*schema version is 2, the manifest says 1/,
+    make: (e) => e.editDatabase(AGENT_DB, "PRAGMA user_version = 2;").entries(),
   },
   {
     name: "manifest without the state dir path",

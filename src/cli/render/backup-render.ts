@@ -79,7 +79,7 @@ export function renderBackupVerify(output: Output, result: VerifyBackupResult): 
     return;
   }
   output.log(`${s.green("✓")} ${s.bold(`${result.archivePath} verified`)} (${formatBytes(result.sizeBytes)})`);
-  if (result.manifest) output.log(`  created ${result.manifest.createdAt} by openclaw-state ${result.manifest.tool.version}; ${databasesLine(result.manifest)}`);
+  if (result.manifest) output.log(`  created ${result.manifest.createdAt} by ${result.manifest.tool.name} ${result.manifest.tool.version}; ${databasesLine(result.manifest)}`);
   for (const d of result.databases) output.log(`  ${d.archivePath}: integrity ok${d.listed ? ", row counts match" : " (a SQLite file the manifest does not list as a database)"}`);
 }
 
