@@ -3,7 +3,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { describeError, isOpenclawStateError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
-import { openGlobalDatabase } from "../state/state-databases.js";
+import { isOurFormat } from "../state/db-format.js";
+import type { GlobalDB } from "../state/generated/global-db.js";
+import { openDatabase, type OpenMode, type StateDatabase } from "../state/database.js";
 import type { ManifestSummary } from "./manifest.js";
 import type { ReuseRecord } from "./snapshot-reuse.js";
 
@@ -27,6 +29,14 @@ export interface RecordRunInput {
 }
 
 /**
+ * backup_runs and migration_runs have the same columns in this tool's format and in OpenClaw's (schema/openclaw/),
+ * so the ledger is read and written in either; a format without them fails the statement, which callers report.
+ */
+function openLedger(paths: StatePaths, mode: OpenMode): StateDatabase<GlobalDB> {
+  return openDatabase<GlobalDB>({ path: paths.globalDbPath, role: "global", root: paths.stateDir, mode, formats: "any" });
+}
+
+/**
  * Records a run when the global DB exists; never creates it (a backup must not create state). Returns a
  * warning instead of throwing: a finished archive is not undone because its ledger row could not be written.
  */
@@ -35,8 +45,10 @@ export function recordBackupRun(paths: StatePaths, input: RecordRunInput): strin
     return `No global database at ${paths.globalDbPath}, so this run was not recorded in backup_runs.`;
   }
   try {
-    const db = openGlobalDatabase(paths, { mode: "write" });
+    const db = openLedger(paths, "write");
     try {
+      // OpenClaw's backup_runs has archive_path and manifest_json NOT NULL: a failed run keeps its row with empty values.
+      const strict = !isOurFormat(db.format);
       const error = input.error === undefined ? undefined : { code: isOpenclawStateError(input.error) ? input.error.code : "internal_error", message: describeError(input.error) };
       const payload = input.manifest ? { ...input.manifest, ...(input.reuse ? { reuse: input.reuse } : {}) } : error ? { error } : null;
       db.immediate(() =>
@@ -44,9 +56,9 @@ export function recordBackupRun(paths: StatePaths, input: RecordRunInput): strin
           db.q.insertInto("backup_runs").values({
             id: input.runId,
             created_at: input.createdAt.getTime(),
-            archive_path: input.archivePath,
+            archive_path: input.archivePath ?? (strict ? "" : null),
             status: input.status,
-            manifest_json: payload === null ? null : JSON.stringify(payload),
+            manifest_json: payload === null ? (strict ? "{}" : null) : JSON.stringify(payload),
           }),
         ),
       );
@@ -63,10 +75,10 @@ export function recordBackupRun(paths: StatePaths, input: RecordRunInput): strin
 export function readBackupRuns(paths: StatePaths): { runs: BackupRunRow[] | null; warning?: string } {
   if (!fs.existsSync(paths.globalDbPath)) return { runs: null };
   try {
-    const db = openGlobalDatabase(paths, { mode: "read" });
+    const db = openLedger(paths, "read");
     try {
       const rows = db.all(db.q.selectFrom("backup_runs").select(["id", "created_at", "archive_path", "status"]).orderBy("created_at", "desc"));
-      return { runs: rows.map((r) => ({ id: r.id, createdAt: r.created_at, archivePath: r.archive_path, status: r.status })) };
+      return { runs: rows.map((r) => ({ id: r.id, createdAt: r.created_at, archivePath: r.archive_path === "" ? null : r.archive_path, status: r.status })) };
     } finally {
       db.close();
     }
@@ -78,7 +90,7 @@ export function readBackupRuns(paths: StatePaths): { runs: BackupRunRow[] | null
 /** Every migration run's pre-migration archive (report_json.backupPath). Throws when the ledger cannot be read. */
 export function readMigrationBackupPaths(paths: StatePaths): Array<{ runId: string; backupPath: string }> {
   if (!fs.existsSync(paths.globalDbPath)) return [];
-  const db = openGlobalDatabase(paths, { mode: "read" });
+  const db = openLedger(paths, "read");
   try {
     const rows = db.all(db.q.selectFrom("migration_runs").select(["id", "report_json"]));
     return rows.flatMap((row) => {
@@ -133,7 +145,7 @@ export function staleRuns(paths: StatePaths, backupDir: string, goingAway: reado
 export function forgetRuns(paths: StatePaths, runIds: readonly string[]): string | null {
   if (runIds.length === 0 || !fs.existsSync(paths.globalDbPath)) return null;
   try {
-    const db = openGlobalDatabase(paths, { mode: "write" });
+    const db = openLedger(paths, "write");
     try {
       db.immediate(() => {
         for (let i = 0; i < runIds.length; i += 500) db.run(db.q.deleteFrom("backup_runs").where("id", "in", runIds.slice(i, i + 500)));
