@@ -3,10 +3,10 @@ import { describeError } from "../core/errors.js";
 import { releaseMemory } from "../core/heap.js";
 import type { MigrationPlan, MigrationRunResult } from "../migration/types.js";
 import fs from "node:fs";
-import { acquireMaintenanceLease, acquireStateLock, type MaintenanceLease } from "../state/lease.js";
+import { acquireMaintenanceLease, acquireStateLock, openLeaseDatabase, type MaintenanceLease } from "../state/lease.js";
 import type { StatePaths } from "../state/paths.js";
 import { assertStateDir } from "../state/state-dir.js";
-import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import type { GlobalDatabase } from "../state/state-databases.js";
 import { configCheck } from "./checks/config-check.js";
 import { leaseCheck } from "./checks/lease-check.js";
 import { legacyCheck } from "./checks/legacy-check.js";
@@ -132,7 +132,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
         outcomes.push({ id: repair.id, description: repair.description, status: "failed", detail: describeError(error) });
       }
     }
-    global = openGlobalDatabase(options.paths, { mode: "write", create: true });
+    // Any format: OpenClaw's own databases get only the lease row (state_leases has the same columns in every
+    // format); the repairs that write this tool's tables are not offered on them (legacy, misplaced rows).
+    global = openLeaseDatabase(options.paths);
   } catch (error) {
     bootstrap?.release();
     throw error;
@@ -172,6 +174,7 @@ export function doctorExitCode(res: DoctorResult, strict: boolean): number {
   if (res.declined) return 1;
   if (res.repairs.some((r) => r.status === "failed")) return 1;
   if (res.summary.errors > 0) return 1;
+  if (res.mode === "fix" && !res.declined && res.findings.some((f) => f.leftUndone)) return 1;
   if (strict && res.summary.warnings > 0) return 1;
   return 0;
 }

@@ -13,6 +13,11 @@ export interface Finding {
   /** What `doctor --fix` (or the operator) does about it. */
   fix?: string;
   path?: string;
+  /**
+   * `doctor --fix` cannot do this here (another program's step, e.g. `openclaw doctor --fix`): while such a
+   * finding stands after the repairs, fix mode exits 1 — the state is not where --fix promised to leave it.
+   */
+  leftUndone?: boolean;
 }
 
 export type DoctorProgress = MigrationProgress;

@@ -1,7 +1,8 @@
 // Applies the plan (SPEC §5): verified backup → per-source transaction (rows + ledger) → verify → retire → record.
 import crypto from "node:crypto";
 import path from "node:path";
-import { describeError, SQLITE_BUSY_MESSAGE } from "../core/errors.js";
+import { describeError, SchemaFormatError, SQLITE_BUSY_MESSAGE } from "../core/errors.js";
+import { isOurFormat } from "../state/db-format.js";
 import { collectGarbage, releaseMemory } from "../core/heap.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
@@ -273,6 +274,11 @@ export function runStatusOf(outcomes: readonly SourceOutcome[], plan: MigrationP
 
 export async function applyMigration(options: ApplyMigrationOptions): Promise<MigrationRunResult> {
   const { paths, global } = options;
+  // The importers and the ledger write this tool's tables: never into a database in another program's format
+  // (a caller holding the lease on OpenClaw's own global DB opened it with formats "any").
+  if (!isOurFormat(global.format)) {
+    throw new SchemaFormatError(`Database ${global.path} was written by ${global.format.writtenBy}; openclaw-state cannot write its format yet — run \`openclaw doctor --fix\` (nothing was changed).`, { path: global.path });
+  }
   const startedAt = Date.now();
   const runId = newRunId(startedAt);
   const changes: string[] = [];

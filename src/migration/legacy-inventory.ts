@@ -44,6 +44,8 @@ export interface InventoryOptions {
   root: string;
   /** Absolute paths of the sources the importers detected: these files are `imported`. */
   detected: ReadonlySet<string>;
+  /** Absolute paths named like a source that a released OpenClaw's runtime still reads (path → why): current state. */
+  live?: ReadonlyMap<string, string>;
   /** Cap on `entries` (a state dir holding 10⁶ stray files must not hold them all in memory). */
   maxEntries?: number;
 }
@@ -288,6 +290,11 @@ class Walker {
       if (unreadable) this.unreadable.push(abs);
       return;
     }
+    const liveReason = this.options.live?.get(abs);
+    if (liveReason !== undefined) {
+      this.add({ path: abs, class: "current", type: "file", owner: "OpenClaw", reason: liveReason, ...(unreadable ? { unreadable } : {}) });
+      return;
+    }
     const rule = matchLegacyRule(rel, "file");
     if (!rule && parent.inherit) {
       this.counts.current += 1;
@@ -393,7 +400,7 @@ export interface PathClass {
  * One path's class without walking the tree: the same rules as the walk, applied to its ancestors (a file in
  * a current-state dir is current; one in a plugin dir is that plugin's) and then to itself.
  */
-export function classifyPath(root: string, abs: string, detected: ReadonlySet<string>): PathClass {
+export function classifyPath(root: string, abs: string, detected: ReadonlySet<string>, live?: ReadonlyMap<string, string>): PathClass {
   let st: fs.Stats | null = null;
   try {
     st = fs.lstatSync(abs);
@@ -402,6 +409,8 @@ export function classifyPath(root: string, abs: string, detected: ReadonlySet<st
   }
   const type = st ? typeOf(st) : "missing";
   if (detected.has(path.resolve(abs))) return { class: "imported", type, reason: "a legacy source the migration imports" };
+  const liveReason = live?.get(path.resolve(abs));
+  if (liveReason !== undefined) return { class: "current", type, reason: liveReason, owner: "OpenClaw" };
   const rel = sourceRelativePath(root, abs);
   if (path.isAbsolute(rel)) return { class: "unknown", type, reason: "outside the state dir" };
   const parts = rel.split("/");

@@ -55,6 +55,23 @@ export const LEGACY_PATH_RULES: readonly LegacyPathRule[] = [
   { pattern: "**/sessions.json.bak*", class: "archived", reason: "backup copy of a session index: never imported" },
   { pattern: "**/*.jsonl.lock", class: "discard", reason: "file-era session write lock (SQLite is the concurrency boundary now)" },
 
+  // --- Written by OpenClaw itself (its own doctor's retired sources and working files; seen in 2026.6.33 and 2026.9.6) ---
+  // Before the importer rules: `auth-profiles.json.migrated-…` is OpenClaw's retired copy, not a source.
+  { pattern: "**/*.migrated", class: "current", owner: "OpenClaw", reason: "retired by OpenClaw's own doctor (renamed after its import): kept as it left it" },
+  { pattern: "**/*.migrated.*", class: "current", owner: "OpenClaw", reason: "retired by OpenClaw's own doctor (renamed after its import): kept as it left it" },
+  { pattern: "**/*.migrated-*", class: "current", owner: "OpenClaw", reason: "retired by OpenClaw's own doctor (archived after its SQLite import): kept as it left it" },
+  { pattern: "**/*.sqlite-import.*.bak", class: "current", owner: "OpenClaw", reason: "copy kept by OpenClaw's own SQLite import" },
+  { pattern: "**/*.openai-provider-unification.*.bak", class: "current", owner: "OpenClaw", reason: "copy kept by OpenClaw's OpenAI provider unification repair" },
+  { pattern: "agents/*/session-sqlite-import-archive", match: "dir", class: "current", owner: "OpenClaw", reason: "transcripts and session indexes retired by OpenClaw's own session import" },
+  { pattern: "session-sqlite-import-archive", match: "dir", class: "current", owner: "OpenClaw", reason: "transcripts and session indexes retired by OpenClaw's own session import" },
+  { pattern: "session-sqlite-migration-runs", match: "dir", class: "current", owner: "OpenClaw", reason: "run reports of OpenClaw's own session import" },
+  { pattern: "state/openclaw-quarantine.sqlite*", class: "current", owner: "OpenClaw", reason: "OpenClaw's quarantine database (rows its doctor set aside)" },
+  { pattern: "tmp/openclaw-*", match: "dir", class: "current", owner: "OpenClaw", reason: "OpenClaw's lock files (*.lock.sqlite write coordinators)" },
+  { pattern: "locks", match: "dir", class: "current", owner: "OpenClaw", reason: "OpenClaw's lock files (OAuth refresh, provider auth)" },
+  { pattern: "config-journal-fingerprint.key", class: "current", owner: "OpenClaw", reason: "OpenClaw's config journal fingerprint key" },
+  { pattern: "plugin-skills", match: "dir", class: "current", owner: "OpenClaw", reason: "OpenClaw's links to plugin-provided skills" },
+  { pattern: "agents/*/agent/plugins/*/catalog.json", class: "current", owner: "OpenClaw", reason: "OpenClaw's per-plugin model catalog (a live runtime file)" },
+
   // --- Transcript sidecars: not transcripts ---
   { pattern: "**/*.trajectory.jsonl", class: "imported", target: "trajectory", reason: `trajectory sidecar (not a transcript) (→ trajectory_runtime_events)` },
   { pattern: "**/*.acp-stream.jsonl", class: "core", reason: `ACP parent-stream debug log (not a transcript; the design keeps no table for old stream logs)` },

@@ -1,5 +1,6 @@
 // `migrate history`: the runs recorded in migration_runs, each with the per-source outcomes of its report.
 import fs from "node:fs";
+import { SchemaFormatError, SchemaVersionError } from "../core/errors.js";
 import { listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
 import type { StatePaths } from "../state/paths.js";
 import { openGlobalDatabase } from "../state/state-databases.js";
@@ -45,6 +46,8 @@ export interface MigrationHistoryResult {
   /** Runs in the ledger (all of them; `runs` holds the newest `limit`). */
   total: number;
   runs: MigrationHistoryRun[];
+  /** Set when the global database is in another program's format: no ledger of this tool is in it. */
+  notRead?: { code: string; writtenBy: string | null; reason: string };
 }
 
 /** Read-only: a missing global database means no runs yet. */
@@ -52,7 +55,15 @@ export function migrationHistory(options: MigrationHistoryOptions): MigrationHis
   const { paths } = options;
   const base = { stateDir: paths.stateDir, databasePath: paths.globalDbPath };
   if (!fs.existsSync(paths.globalDbPath)) return { ...base, total: 0, runs: [] };
-  const db = openGlobalDatabase(paths, { mode: "read" });
+  let db: ReturnType<typeof openGlobalDatabase>;
+  try {
+    db = openGlobalDatabase(paths, { mode: "read" });
+  } catch (error) {
+    // OpenClaw's own databases keep no migration_runs of this tool: an empty history, said why (never a crash).
+    if (!(error instanceof SchemaFormatError || error instanceof SchemaVersionError)) throw error;
+    const writtenBy = /was written by (.+?); /.exec(error.message)?.[1] ?? null;
+    return { ...base, total: 0, runs: [], notRead: { code: error.code, writtenBy, reason: `${paths.globalDbPath} was written by ${writtenBy ?? "another program"}: any migration ledger in it is that program's own and is not interpreted here (\`openclaw doctor\` reports it)` } };
+  }
   try {
     const rows = listRuns(db, options.limit ?? 20);
     // A `running` row is live only while some process holds the maintenance lease (every run holds it).

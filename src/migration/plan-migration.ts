@@ -4,7 +4,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { collectGarbage } from "../core/heap.js";
 import { describeError } from "../core/errors.js";
-import type { StatePaths } from "../state/paths.js";
+import { openDatabase } from "../state/database.js";
+import type { DbFormat } from "../state/db-format.js";
+import { agentDbPath, type StatePaths } from "../state/paths.js";
 import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { IMPORTERS } from "./importers/index.js";
 import { compareText, takeInventory, type Inventory } from "./inventory.js";
@@ -20,6 +22,14 @@ export interface PlanMigrationOptions {
   /** An earlier plan of the same tree: files with the same size and mtime reuse its hashes instead of re-reading. */
   previous?: MigrationPlan;
   onProgress?: (event: MigrationProgress) => void;
+}
+
+/** Plans whose sources wait because a database is in OpenClaw's format (kept off the serialized plan). */
+const blockedPlans = new WeakMap<MigrationPlan, DbFormat>();
+
+/** The database format that keeps this plan's sources from being imported (null when none does). */
+export function planBlockedBy(plan: MigrationPlan): DbFormat | null {
+  return blockedPlans.get(plan) ?? null;
 }
 
 /** Inspections behind each plan, kept off the serialized plan (index session-id lists can be long). */
@@ -73,6 +83,53 @@ export interface Detection {
   inv: Inventory;
   ctx: DetectContext;
   detected: Array<{ importer: SourceImporter; source: DetectedSource }>;
+  /** Files named like a source that a released OpenClaw's runtime still reads beside its databases: absolute path → why. */
+  live: Map<string, string>;
+  /** The format of every database that exists (global, then agents by id). */
+  formats: StateFormats;
+}
+
+export interface StateFormats {
+  global: DbFormat | null;
+  agents: Map<string, DbFormat>;
+  /** The first database in a released OpenClaw's format (or a newer one): this tool's importers cannot write there. */
+  foreign: DbFormat | null;
+}
+
+/** A format this tool's importers do not write: OpenClaw's own (any release) or a newer one. */
+export function isOpenclawFormat(format: DbFormat | null | undefined): format is DbFormat {
+  return format !== null && format !== undefined && (format.id === "openclaw" || format.id === "openclaw-v1" || format.id === "openclaw-newer");
+}
+
+function formatOf(file: string, role: "global" | "agent"): DbFormat | null {
+  if (!fs.existsSync(file)) return null;
+  try {
+    const db = openDatabase({ path: file, role, mode: "read", formats: "any" });
+    try {
+      return db.format;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return null; // unopenable: the storage check names it
+  }
+}
+
+/** Reads user_version and table names of each database (read-only, no row read). */
+export function readStateFormats(paths: StatePaths, agentIds: Iterable<string>): StateFormats {
+  const global = formatOf(paths.globalDbPath, "global");
+  const agents = new Map<string, DbFormat>();
+  for (const id of agentIds) {
+    const f = formatOf(agentDbPath(paths, id), "agent");
+    if (f) agents.set(id, f);
+  }
+  const foreign = [global, ...agents.values()].find((f) => isOpenclawFormat(f)) ?? null;
+  return { global, agents, foreign };
+}
+
+/** Why a legacy source waits when the databases are in OpenClaw's format (the importers write the design-v1 tables). */
+export function foreignFormatReason(format: DbFormat): string {
+  return `the databases were written by ${format.writtenBy}, a format openclaw-state cannot write yet — run \`openclaw doctor --fix\``;
 }
 
 /** Every importer's detection over the tree (directory listings only): what `imported` means. */
@@ -80,17 +137,26 @@ export function detectSources(paths: StatePaths): Detection {
   const inv = takeInventory(paths);
   const config = readConfig(paths, inv.root).value;
   const ctx: DetectContext = { paths, root: inv.root, sessionsDirs: inv.sessionsDirs, agentDirs: inv.agentDirs, mainKey: configuredMainKey(config), config };
-  const detected = IMPORTERS.flatMap((importer) => importer.detect(ctx).map((source) => ({ importer, source })));
-  return { inv, ctx, detected };
+  const formats = readStateFormats(paths, inv.agentDirs.map((a) => a.agentId));
+  const live = new Map<string, string>();
+  const detected = IMPORTERS.flatMap((importer) => importer.detect(ctx).map((source) => ({ importer, source }))).filter(({ source }) => {
+    // OpenClaw 2026.6.33 and 2026.9.6 still read agents/<id>/agent/models.json at runtime (its doctor leaves it):
+    // beside an agent database in their format it is live state, not a legacy source.
+    const format = source.agentId ? formats.agents.get(source.agentId) : undefined;
+    if (source.kind !== "model-catalog" || !isOpenclawFormat(format)) return true;
+    live.set(path.resolve(source.path), `OpenClaw's live model catalog (its runtime reads it beside an agent database in ${format.writtenBy}'s format)`);
+    return false;
+  });
+  return { inv, ctx, detected, live, formats };
 }
 
 export async function planMigration(options: PlanMigrationOptions): Promise<MigrationPlan> {
   const { paths } = options;
-  const { inv, ctx, detected } = detectSources(paths);
+  const { inv, ctx, detected, live, formats } = detectSources(paths);
   const reuse = options.previous ? inspections.get(options.previous) : undefined;
   const cache = new Map<string, { mtimeMs: number; inspection: SourceInspection }>();
   // Every other file of the tree, classified from the same detection: what is not imported is named.
-  const inventory = takeLegacyInventory({ paths, root: inv.root, detected: new Set(detected.map(({ source }) => path.resolve(source.path))) });
+  const inventory = takeLegacyInventory({ paths, root: inv.root, detected: new Set(detected.map(({ source }) => path.resolve(source.path))), live });
 
   // lstat: a source swapped for a link, FIFO or directory since the listing is named, never opened.
   const stats = detected.map(({ source }) => {
@@ -149,6 +215,8 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       notes: [...inspection.notes],
       ...(inspection.sessionId ? { sessionId: inspection.sessionId } : {}),
       ...(inspection.skipReason ? { action: "skip" as PlanAction, reason: inspection.skipReason } : {}),
+      // Named, counted and hashed like any source, but not imported: the importers write only this tool's format.
+      ...(formats.foreign && !inspection.skipReason ? { action: "skip" as PlanAction, attention: true, reason: foreignFormatReason(formats.foreign) } : {}),
     });
     if (i % 16 === 15) await yieldToLoop();
   }
@@ -233,6 +301,7 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
   };
   plan.fingerprint = planFingerprint(plan);
   inspections.set(plan, cache);
+  if (formats.foreign) blockedPlans.set(plan, formats.foreign);
   return plan;
 }
 
@@ -243,6 +312,9 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
 export function adoptPlan(target: MigrationPlan, fresh: MigrationPlan): MigrationPlan {
   if (target === fresh) return target;
   Object.assign(target, fresh);
+  const blocked = blockedPlans.get(fresh);
+  if (blocked) blockedPlans.set(target, blocked);
+  else blockedPlans.delete(target);
   const cache = inspections.get(fresh);
   if (cache) inspections.set(target, cache);
   inspections.delete(fresh);

@@ -52,7 +52,7 @@ export function skipSource(options: SkipSourceOptions): SkipSourceResult {
   const root = detection.inv.root;
   const abs = resolveTarget(paths, root, options.target);
   const bySource = new Map<string, { importer: SourceImporter; source: DetectedSource }>(detection.detected.map((d) => [path.resolve(d.source.path), d]));
-  const cls = classifyPath(root, abs, new Set(bySource.keys()));
+  const cls = classifyPath(root, abs, new Set(bySource.keys()), detection.live);
   const shown = sourceRelativePath(root, abs);
   if (cls.type === "missing") throw new OperationError("not_found", `${abs} does not exist; \`openclaw-state migrate plan\` lists the legacy files (nothing was changed).`, { path: abs });
   const planned = bySource.get(abs);

@@ -2,9 +2,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError } from "../core/errors.js";
-import { acquireStateLock, type StateLock } from "../state/lease.js";
+import { isOurFormat } from "../state/db-format.js";
+import { acquireStateLock, openLeaseDatabase, type StateLock } from "../state/lease.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
-import { listRegisteredAgents, openGlobalDatabase, unregisterAgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { listRegisteredAgents, unregisterAgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { assertSafeTarget, removeNoFollow } from "./path-safety.js";
 import { planReset, type ResetKind, type ResetNote, type ResetPlan, type ResetScope, type ResetTarget } from "./plan-reset.js";
 import { clearCredentialTables, type TableCount } from "./credential-stores.js";
@@ -97,7 +98,8 @@ async function defaultTakeBackup(paths: StatePaths): Promise<ResetBackupInfo> {
 function openForLease(options: ResetOptions, warnings: string[]): GlobalDatabase | undefined {
   if (!fs.existsSync(options.paths.globalDbPath)) return undefined;
   try {
-    return openGlobalDatabase(options.paths, { mode: "write" });
+    // Any format: the lease row only (state_leases is the same in OpenClaw's formats); no other table is written there.
+    return openLeaseDatabase(options.paths);
   } catch (error) {
     if (!options.force) {
       throw new OperationError(
@@ -145,9 +147,24 @@ function removeTargets(targets: readonly ResetTarget[], options: ResetOptions, r
   }
 }
 
+/**
+ * config+creds+sessions deletes the credential rows of the global DB: in OpenClaw's own format they live in its
+ * tables (config_machine_state, the agent DBs' auth_profile_store …), which this tool does not interpret yet. A
+ * reset that left them would claim credentials gone that are not: refused, before anything is removed.
+ */
+function refuseForeignCredentials(scope: ResetScope, foreignFormat: string | undefined, paths: StatePaths): void {
+  if (!foreignFormat || scope !== "config+creds+sessions") return;
+  throw new OperationError(
+    "reset_foreign_format",
+    `The global database ${paths.globalDbPath} was written by ${foreignFormat}: its credentials live in that format's own tables, which openclaw-state cannot clear yet; nothing was removed — use \`--scope config\` or \`--scope full\` (file removals only), or OpenClaw's own commands for its credentials.`,
+    { path: paths.globalDbPath },
+  );
+}
+
 export async function runReset(options: ResetOptions): Promise<ResetResult> {
   const { paths, scope } = options;
   const preview = readResetInputs(paths);
+  refuseForeignCredentials(scope, preview.foreignFormat, paths);
   const plan = planReset({ scope, paths, ...preview });
 
   if (options.dryRun) {
@@ -174,6 +191,7 @@ export async function runReset(options: ResetOptions): Promise<ResetResult> {
     lock = acquireStateLock(paths, global, { command: `reset --scope ${scope}`, force: options.force });
     // Planned again under the lock: what is removed is what exists now, not what existed at the prompt.
     const inputs = readResetInputs(paths, global);
+    refuseForeignCredentials(scope, inputs.foreignFormat, paths);
     const final = planReset({ scope, paths, ...inputs });
     const result = baseResult(options, final, "completed", [...warnings, ...inputs.warnings]);
 
@@ -191,7 +209,7 @@ export async function runReset(options: ResetOptions): Promise<ResetResult> {
 
     clearTables(global, final, options, result);
     removeTargets(final.targets.filter((t) => !t.afterClose), options, result);
-    if (global && scope === "config+creds+sessions") {
+    if (global && isOurFormat(global.format) && scope === "config+creds+sessions") {
       const removedDbs = new Set(result.removed.filter((r) => r.kind === "agent-db").map((r) => r.path));
       result.registryRowsRemoved = dropStaleRegistryRows(global, paths, removedDbs);
     }

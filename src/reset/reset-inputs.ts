@@ -2,10 +2,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError } from "../core/errors.js";
-import { describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
+import { isOurFormat } from "../state/db-format.js";
+import { describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE, openLeaseDatabase } from "../state/lease.js";
 import { readConfiguredWorkspaces } from "../backup/config-workspaces.js";
 import { isWorkspaceDirName, type StatePaths } from "../state/paths.js";
-import { listRegisteredAgents, openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { listRegisteredAgents, type GlobalDatabase } from "../state/state-databases.js";
 import { countCredentialRows, detectLegacyCredentialFiles, scopedLedgerSources, type LedgerSource, type TableCount } from "./credential-stores.js";
 import type { RegisteredAgentDb } from "./plan-reset.js";
 
@@ -18,6 +19,8 @@ export interface ResetInputs {
   /** Live maintenance/gateway lease holders, described (read from the DB as it is now). */
   liveHolders: string[];
   warnings: string[];
+  /** Who wrote the global DB when it is not in this tool's format (OpenClaw's own): only its lease rows are read. */
+  foreignFormat?: string;
 }
 
 function defaultWorkspaces(paths: StatePaths): string[] {
@@ -32,6 +35,14 @@ function defaultWorkspaces(paths: StatePaths): string[] {
 }
 
 function fromDatabase(global: GlobalDatabase, inputs: ResetInputs): void {
+  if (!isOurFormat(global.format)) {
+    // OpenClaw's own format: state_leases is the one table shared with ours; the rest is not interpreted.
+    inputs.foreignFormat = global.format.writtenBy;
+    for (const lease of listLeases(global)) {
+      if (lease.live && (lease.scope === MAINTENANCE_SCOPE || lease.scope === GATEWAY_SCOPE)) inputs.liveHolders.push(describeLease(lease));
+    }
+    return;
+  }
   inputs.registry = listRegisteredAgents(global).map((r) => ({ agent_id: r.agent_id, path: r.path }));
   inputs.credentialTables = countCredentialRows(global);
   inputs.ledgerSources = scopedLedgerSources(global);
@@ -62,7 +73,7 @@ export function readResetInputs(paths: StatePaths, global?: GlobalDatabase): Res
     fromDatabase(global, inputs);
   } else if (fs.existsSync(paths.globalDbPath)) {
     try {
-      const db = openGlobalDatabase(paths, { mode: "read" });
+      const db = openLeaseDatabase(paths, "read");
       try {
         fromDatabase(db, inputs);
       } finally {

@@ -4,6 +4,9 @@ import path from "node:path";
 import { isSqliteBusy, StateLockedError } from "../core/errors.js";
 import { acquireBootstrapLock, assertNoForeignBootstrapLock } from "./bootstrap-lock.js";
 import { describeLockHolders, findWriteLockHolders } from "./lock-holders.js";
+import fs from "node:fs";
+import { openDatabase } from "./database.js";
+import type { GlobalDB } from "./generated/global-db.js";
 import type { StatePaths } from "./paths.js";
 import type { GlobalDatabase } from "./state-databases.js";
 import { pidAlive } from "./pid-alive.js";
@@ -30,6 +33,7 @@ export interface LeaseInfo {
   host: string | null;
   command: string | null;
   startedAt: number | null;
+  /** A row without expiry (OpenClaw's format allows NULL) reads as one lease TTL from now: live while its pid runs. */
   expiresAt: number;
   heartbeatAt: number | null;
   live: boolean;
@@ -71,7 +75,8 @@ export function listLeases(global: GlobalDatabase, now = Date.now()): LeaseInfo[
     const payload = parsePayload(row.payload_json);
     const pid = typeof payload.pid === "number" ? payload.pid : null;
     const leaseHost = typeof payload.host === "string" ? payload.host : null;
-    let live = row.expires_at > now;
+    // OpenClaw's format allows expires_at NULL (no expiry): live while its holder's pid runs.
+    let live = (row.expires_at as number | null) === null || row.expires_at > now;
     if (live && pid !== null && leaseHost === host && !pidAlive(pid)) live = false;
     return {
       scope: row.scope,
@@ -81,7 +86,7 @@ export function listLeases(global: GlobalDatabase, now = Date.now()): LeaseInfo[
       host: leaseHost,
       command: typeof payload.command === "string" ? payload.command : null,
       startedAt: typeof payload.startedAt === "number" ? payload.startedAt : null,
-      expiresAt: row.expires_at,
+      expiresAt: (row.expires_at as number | null) ?? now + LEASE_TTL_MS,
       heartbeatAt: row.heartbeat_at,
       live,
     };
@@ -92,6 +97,26 @@ export function describeLease(lease: LeaseInfo): string {
   const who = lease.scope === GATEWAY_SCOPE ? "the gateway" : lease.command ? `\`${lease.command}\`` : lease.owner;
   const where = lease.pid !== null ? ` (pid ${lease.pid}${lease.host ? ` on ${lease.host}` : ""})` : "";
   return `${who}${where}`;
+}
+
+/**
+ * The global DB for the lease row alone, in any format: state_leases has the same columns in this tool's format
+ * and in every released OpenClaw's (schema/openclaw/*.sql), so the lock works beside a real gateway's state.
+ * A new file gets this tool's schema, as before. The caller reads `db.format` before it touches any other table.
+ */
+export function openLeaseDatabase(paths: StatePaths, mode: "read" | "write" = "write"): GlobalDatabase {
+  return openDatabase<GlobalDB>({ path: paths.globalDbPath, role: "global", root: paths.stateDir, mode, create: mode === "write", formats: "any" });
+}
+
+/** Every lease row of the state (any format); null when there is no global DB yet. */
+export function readLeases(paths: StatePaths, now = Date.now()): LeaseInfo[] | null {
+  if (!fs.existsSync(paths.globalDbPath)) return null;
+  const db = openLeaseDatabase(paths, "read");
+  try {
+    return listLeases(db, now);
+  } finally {
+    db.close();
+  }
 }
 
 /** The state dir a global DB at `<stateDir>/state/openclaw.sqlite` belongs to. */

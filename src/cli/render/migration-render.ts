@@ -2,6 +2,7 @@
 import { describeEntry, entriesByClass, type LegacyInventory } from "../../migration/legacy-inventory.js";
 import type { LegacyClass } from "../../migration/legacy-paths.js";
 import type { MigrationHistoryResult } from "../../migration/migration-history.js";
+import { foreignFormatReason, planBlockedBy } from "../../migration/plan-migration.js";
 import type { SkipSourceResult } from "../../migration/skip-source.js";
 import type { MigrationPlan, MigrationProgress, MigrationRunResult, PlanAction, SourceKind, SourceOutcome } from "../../migration/types.js";
 import { jsonEnvelope } from "../context.js";
@@ -103,7 +104,10 @@ export function renderPlanHuman(output: Output, plan: MigrationPlan): void {
   renderInventoryHuman(output, plan.inventory, output.verbose ? Infinity : 20);
   const willFail = plan.sources.filter((x) => x.willFail).length;
   if (willFail > 0) output.notice(s.red(`${formatCount(willFail)} source(s) will fail as they are: fix them, or set them aside with \`openclaw-state migrate skip <path> --reason …\``));
-  output.log(plan.pending ? "Run `openclaw-state doctor --fix` to apply this plan." : "Nothing to migrate.");
+  const blocked = planBlockedBy(plan);
+  const waiting = plan.sources.filter((x) => x.action === "skip" && x.attention && blocked && x.reason === foreignFormatReason(blocked)).length;
+  if (blocked && waiting > 0) output.notice(s.yellow(`! ${formatCount(waiting)} legacy source(s) not imported here: ${foreignFormatReason(blocked)}.`));
+  output.log(plan.pending ? "Run `openclaw-state doctor --fix` to apply this plan." : blocked && waiting > 0 ? "Nothing openclaw-state can migrate in this format." : "Nothing to migrate.");
 }
 
 export function renderMigratePlan(output: Output, plan: MigrationPlan): void {
@@ -148,7 +152,8 @@ export function renderMigrateHistory(output: Output, result: MigrationHistoryRes
   if (output.json) return output.writeJson(jsonEnvelope("migrate history", result));
   const s = output.style;
   output.log(s.bold(`Migration runs — ${result.databasePath} (${formatCount(result.total)})`));
-  if (result.runs.length === 0) output.log("No migration runs recorded.");
+  if (result.notRead) output.log(s.dim(`Not read: ${result.notRead.reason}.`));
+  else if (result.runs.length === 0) output.log("No migration runs recorded.");
   for (const run of result.runs) {
     const t = run.totals;
     const counts = run.kind === "skip" ? `set aside ${run.sources.map((o) => o.relativePath).join(", ")}` : t ? `${t.imported} imported, ${t.alreadyImported} already imported, ${t.failed} failed, ${t.retired} retired` : run.error ?? "";

@@ -1,15 +1,19 @@
 // Lease check: reports who holds the state lease (gateway or another maintenance run) and stale rows.
-import type { GlobalDB } from "../../state/generated/global-db.js";
-import { describeLease, listLeases, type LeaseInfo } from "../../state/lease.js";
-import { probeDatabase } from "../../state/probe.js";
+import { describeLease, readLeases, type LeaseInfo } from "../../state/lease.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding } from "../types.js";
 
 export const leaseCheck: DoctorCheck = {
   id: "lease",
   run(ctx: CheckContext): CheckResult {
-    const probe = probeDatabase<GlobalDB, LeaseInfo[]>(ctx.paths.globalDbPath, "global", undefined, { skipCheck: true }, (db) => listLeases(db));
+    // Any format: OpenClaw's gateway and doctor hold their leases in the same state_leases table.
+    let leases: LeaseInfo[] = [];
+    try {
+      leases = readLeases(ctx.paths) ?? [];
+    } catch {
+      // An unopenable database (or one without state_leases) is the storage check's finding.
+    }
     const findings: Finding[] = [];
-    for (const lease of probe.extra ?? []) {
+    for (const lease of leases) {
       if (lease.live) {
         findings.push({
           id: "lease.held",

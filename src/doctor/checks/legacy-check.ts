@@ -4,7 +4,7 @@ import { applyMigration } from "../../migration/apply-migration.js";
 import { describeEntry, entriesByClass } from "../../migration/legacy-inventory.js";
 import type { LegacyClass } from "../../migration/legacy-paths.js";
 import { moveLegacyStateDir } from "../../migration/layout.js";
-import { planMigration } from "../../migration/plan-migration.js";
+import { foreignFormatReason, planBlockedBy, planMigration } from "../../migration/plan-migration.js";
 import { importerFor } from "../../migration/importers/index.js";
 import type { MigrationPlan, PlannedSource, SourceKind } from "../../migration/types.js";
 import { pathExists } from "../../state/private-fs.js";
@@ -58,7 +58,20 @@ export function planFindings(plan: MigrationPlan, verbose: boolean): Finding[] {
       ...(pending > 0 ? { fix: "`doctor --fix` imports them into SQLite after a verified backup, then moves each file under migrated/<run id>/ (`--remove-sources` deletes instead)." } : {}),
     });
   }
+  const blocked = planBlockedBy(plan);
+  const waiting = blocked ? plan.sources.filter((s) => s.action === "skip" && s.reason === foreignFormatReason(blocked)) : [];
+  if (blocked && waiting.length > 0) {
+    findings.push({
+      id: "legacy.foreign-format",
+      severity: "warning",
+      title: `${formatCount(waiting.length)} legacy source(s) wait for OpenClaw's own migration: ${foreignFormatReason(blocked)}`,
+      detail: waiting.slice(0, verbose ? Infinity : 20).map((s) => s.relativePath).join("\n"),
+      fix: "Run `openclaw doctor --fix` (the OpenClaw release that wrote these databases, or a newer one); openclaw-state's --fix leaves them and exits 1 while they wait.",
+      leftUndone: true,
+    });
+  }
   findings.push(...inventoryFindings(plan, verbose));
+  findings.push(...ownFilesFindings(plan, verbose));
   findings.push(...configFindings(plan));
   for (const note of plan.notes) findings.push({ id: "legacy.ignored", severity: "warning", title: note });
   if (findings.length === 0 && pathExists(plan.stateDir)) findings.push({ id: "legacy", severity: "info", title: "No legacy state left to migrate" });
@@ -116,6 +129,15 @@ function inventoryFindings(plan: MigrationPlan, verbose: boolean): Finding[] {
     });
   }
   return findings;
+}
+
+/** Files OpenClaw itself wrote (its retired sources, import archives, locks): one info line, never a warning. */
+function ownFilesFindings(plan: MigrationPlan, verbose: boolean): Finding[] {
+  const own = plan.inventory.current.filter((e) => e.owner === "OpenClaw");
+  if (own.length === 0) return [];
+  const lines = own.slice(0, verbose ? Infinity : 10).map(describeEntry);
+  if (own.length > lines.length) lines.push(`… and ${formatCount(own.length - lines.length)} more (--verbose lists all)`);
+  return [{ id: "legacy.openclaw-own", severity: "info", title: `${formatCount(own.length)} path(s) written or retired by OpenClaw itself (its own doctor's archives, locks and live files): left as it left them`, detail: lines.join("\n") }];
 }
 
 function configFindings(plan: MigrationPlan): Finding[] {

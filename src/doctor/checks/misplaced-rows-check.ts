@@ -2,7 +2,7 @@
 // runtime never reads; this check names them and `--fix` moves them to where the runtime reads them.
 import fs from "node:fs";
 import { sql } from "kysely";
-import { describeError } from "../../core/errors.js";
+import { describeError, SchemaFormatError, SchemaVersionError } from "../../core/errors.js";
 import { formatCount } from "../../core/format-bytes.js";
 import type { JsonRowsSpec, RowSpec } from "../../migration/importers/json-rows.js";
 import { gatewayInstanceIdSpec, pluginInstallsSpec } from "../../migration/importers/plugin-state-files.js";
@@ -202,8 +202,13 @@ export const misplacedRowsCheck: DoctorCheck = {
     let db: GlobalDatabase;
     try {
       db = openGlobalDatabase(ctx.paths, { mode: "read" });
-    } catch {
-      // An unopenable, foreign or too-new database is the storage check's finding; nothing to add here.
+    } catch (error) {
+      // Another program's format: the rows this check looks for are ones an earlier openclaw-state wrote.
+      if (error instanceof SchemaFormatError || error instanceof SchemaVersionError) {
+        const writtenBy = /was written by (.+?); /.exec(error.message)?.[1] ?? "another program";
+        return { findings: [{ id: "misplaced-rows.skipped", severity: "info", title: `Misplaced-row check skipped: the global database was written by ${writtenBy} (it looks only for rows an earlier openclaw-state imported under unread keys)`, path: ctx.paths.globalDbPath }], repairs: [] };
+      }
+      // An unopenable database is the storage check's finding; nothing to add here.
       return { findings: [], repairs: [] };
     }
     let groups: MisplacedGroup[];
