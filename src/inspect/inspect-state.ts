@@ -9,7 +9,7 @@ import { probeDatabase, type DatabaseProbe } from "../state/probe.js";
 import { discoverAgentDirs, listRegisteredAgents, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { agentSessionStats, type AgentSessionStats } from "../sessions/session-stats.js";
 import { takeLegacyInventory, type LegacyInventory } from "../migration/legacy-inventory.js";
-import { detectSources } from "../migration/plan-migration.js";
+import { detectSources, foreignFormatReason } from "../migration/plan-migration.js";
 
 export interface InspectOptions {
   paths: StatePaths;
@@ -46,15 +46,16 @@ export interface InspectResult {
   lastMigrationRuns: MigrationRunSummary[];
   lastBackupRuns: BackupRunSummary[];
   /** Legacy files left in the state dir: `sources` wait for `doctor --fix`; `inventory` names what will not be imported. */
-  legacy: { sources: number; inventory: LegacyInventory } | null;
+  legacy: { sources: number; inventory: LegacyInventory; waitFor?: string } | null;
 }
 
 /** The legacy part of the state (directory listings only: nothing is hashed or opened). */
 function legacySummary(paths: StatePaths): InspectResult["legacy"] {
   if (!dirExists(paths.stateDir)) return null;
-  const { inv, detected } = detectSources(paths);
-  const inventory = takeLegacyInventory({ paths, root: inv.root, detected: new Set(detected.map((d) => path.resolve(d.source.path))) });
-  return { sources: detected.length, inventory };
+  const { inv, detected, live, formats } = detectSources(paths);
+  const inventory = takeLegacyInventory({ paths, root: inv.root, detected: new Set(detected.map((d) => path.resolve(d.source.path))), live });
+  // Beside databases in OpenClaw's format the sources wait for its own doctor, not for this tool's.
+  return { sources: detected.length, inventory, ...(formats.foreign && detected.length > 0 ? { waitFor: foreignFormatReason(formats.foreign) } : {}) };
 }
 
 interface GlobalExtra {
@@ -83,10 +84,11 @@ function readGlobal(db: GlobalDatabase): GlobalExtra {
 }
 
 function toInspected(probe: DatabaseProbe, tables: Record<string, number> | undefined, sessions?: AgentSessionStats): InspectedDatabase {
-  const { check: _check, ...rest } = probe as DatabaseProbe & { extra?: unknown };
+  const { check: _check, foreignRowCounts, ...rest } = probe as DatabaseProbe & { extra?: unknown };
   delete (rest as { extra?: unknown }).extra;
   const integrity = probe.problems === null ? "not-checked" : probe.problems.length === 0 ? "ok" : "failed";
-  const inspected: InspectedDatabase = { ...rest, integrity, tables: tables ?? {} };
+  // Another program's format (OpenClaw's own): its tables counted by name, nothing else of it interpreted.
+  const inspected: InspectedDatabase = { ...rest, integrity, tables: tables ?? foreignRowCounts ?? {} };
   if (sessions) inspected.sessions = sessions;
   return inspected;
 }
@@ -108,7 +110,7 @@ function readAgent(db: AgentDatabase): AgentExtra {
 
 export function inspectState(options: InspectOptions): InspectResult {
   const { paths } = options;
-  const probeOptions = { deep: Boolean(options.check), skipCheck: !options.check };
+  const probeOptions = { deep: Boolean(options.check), skipCheck: !options.check, countForeignRows: true };
   const databases: InspectedDatabase[] = [];
   const globalProbe = probeDatabase<GlobalDB, GlobalExtra>(paths.globalDbPath, "global", undefined, probeOptions, readGlobal);
   const extra = globalProbe.extra;

@@ -12,6 +12,8 @@ export interface ProbeOptions {
   deep?: boolean;
   /** Skip all integrity checks (inspect without --check). */
   skipCheck?: boolean;
+  /** Count the rows of every table (names from sqlite_master) of a database `use` is not called on: another format. */
+  countForeignRows?: boolean;
 }
 
 export interface DatabaseProbe {
@@ -28,6 +30,8 @@ export interface DatabaseProbe {
   /** Empty when intact; null when not checked. */
   problems: string[] | null;
   check: "quick_check" | "integrity_check" | null;
+  /** With `countForeignRows`: rows per table of a `foreign` or `too-new` database (absent when a count failed). */
+  foreignRowCounts?: Record<string, number>;
 }
 
 function sizeOf(file: string): number | null {
@@ -88,6 +92,13 @@ export function probeDatabase<DB, T = undefined>(
       }
     }
     // The integrity checks above hold for any SQLite; the caller's row reads describe only our format.
+    if (!isOurFormat(db.format) && options.countForeignRows) {
+      try {
+        base.foreignRowCounts = db.rowCounts();
+      } catch {
+        // A virtual table of a module this SQLite lacks cannot be counted: no counts rather than a failed probe.
+      }
+    }
     if (db.format.id === "openclaw-newer") return { ...base, status: "too-new", message: `Database ${file} was written by ${db.format.writtenBy}.` };
     if (!isOurFormat(db.format)) return { ...base, status: "foreign", message: `Database ${file} was written by ${db.format.writtenBy}.` };
     const extra = use ? use(db) : undefined;

@@ -6,8 +6,9 @@ import type { Output } from "../output.js";
 import { formatBytes, formatCount, formatTime } from "./format.js";
 import { renderInventoryHuman } from "./migration-render.js";
 
+/** An intact database in a released OpenClaw's format (`foreign`) is readable state, not a failure. */
 export function inspectExitCode(result: InspectResult): number {
-  return result.databases.some((d) => d.status !== "ok" || d.integrity === "failed") ? 1 : 0;
+  return result.databases.some((d) => (d.status !== "ok" && d.status !== "foreign") || d.integrity === "failed") ? 1 : 0;
 }
 
 export function renderInspect(output: Output, result: InspectResult): void {
@@ -22,10 +23,14 @@ export function renderInspect(output: Output, result: InspectResult): void {
     const label = db.role === "global" ? "global" : `agent ${db.agentId}`;
     output.log("");
     output.log(s.bold(`${label}: ${db.path}`));
-    if (db.status !== "ok") {
+    // Another program's format: named, counted by table, not interpreted (a newer one is still an error).
+    const counted = (db.status === "foreign" || db.status === "too-new") && Object.keys(db.tables).length > 0;
+    if (db.status !== "ok" && !counted) {
       output.notice(s.red(`${label}: ${db.path}: ${db.status}: ${db.message ?? ""}`));
       continue;
     }
+    if (db.status === "too-new") output.notice(s.red(`${label}: ${db.path}: too-new: ${db.message ?? ""}`));
+    else if (db.format && db.status === "foreign") output.log(`  written by ${db.format.writtenBy}: row counts only`);
     output.log(`  size ${formatBytes(db.sizeBytes)}, WAL ${formatBytes(db.walBytes)}, schema v${db.schemaVersion}, integrity ${db.integrity}`);
     if (db.integrity === "failed" && db.problems) {
       output.notice(s.red(`${label}: ${db.path}: integrity check failed`));
@@ -53,9 +58,10 @@ export function renderInspect(output: Output, result: InspectResult): void {
   const b = result.lastBackupRuns[0];
   output.log(b ? `Last backup: ${b.status} at ${formatTime(b.createdAt)} ${b.archivePath ?? ""}` : "Last backup: none");
   if (result.legacy) {
-    const { sources, inventory } = result.legacy;
+    const { sources, inventory, waitFor } = result.legacy;
     const left = inventory.entries.length + inventory.omitted;
-    output.log(sources > 0 ? `Legacy sources: ${formatCount(sources)} waiting for \`openclaw-state doctor --fix\`` : "Legacy sources: none");
+    const waiting = waitFor ? `not imported here: ${waitFor}` : "waiting for `openclaw-state doctor --fix`";
+    output.log(sources > 0 ? `Legacy sources: ${formatCount(sources)} ${waiting}` : "Legacy sources: none");
     if (left > 0) renderInventoryHuman(output, inventory, output.verbose ? Infinity : 20);
   }
 }
