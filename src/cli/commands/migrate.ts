@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { UsageError } from "../../core/errors.js";
 import { createCommandContext, type CliHost } from "../context.js";
+import { registerMigrateUpgrade } from "./migrate-upgrade.js";
 
 export interface MigrateHistoryCommandOptions {
   limit: string;
@@ -79,4 +80,5 @@ export function registerMigrateCommand(program: Command, host: CliHost): void {
       renderMigrateSkip(ctx.output, migrateSkip({ paths: ctx.paths, target, reason: opts.reason, dryRun: opts.dryRun, force: opts.force }));
       host.setExitCode(0);
     });
+  registerMigrateUpgrade(migrate, host);
 }

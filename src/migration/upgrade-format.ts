@@ -1,0 +1,168 @@
+// `migrate upgrade`: this tool's design-v1 databases → OpenClaw's current format, behind a verified backup; the replaced files are kept.
+import fs from "node:fs";
+import path from "node:path";
+import { describeError, OperationError } from "../core/errors.js";
+import { openDatabase, type DbRole } from "../state/database.js";
+import { isOurFormat, OPENCLAW_CURRENT, type DbFormat } from "../state/db-format.js";
+import { acquireBootstrapLock, type BootstrapLock } from "../state/bootstrap-lock.js";
+import { acquireStateLock, openLeaseDatabase, type StateLock } from "../state/lease.js";
+import { isPathInside, type StatePaths } from "../state/paths.js";
+import { ensurePrivateDirBelow, fsyncDir } from "../state/private-fs.js";
+import { discoverAgentDirs } from "../state/state-databases.js";
+import { upgradeStateDatabases, type UpgradeTarget } from "../state/upgrade/upgrade-state.js";
+import type { DbUpgradeResult } from "../state/upgrade/types.js";
+import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
+
+export type UpgradeAction = "upgrade" | "current" | "blocked";
+
+export interface UpgradePlanItem {
+  role: DbRole;
+  agentId?: string;
+  path: string;
+  /** Who wrote it (db-format's attribution); null when it could not be opened. */
+  writtenBy: string | null;
+  action: UpgradeAction;
+  /** For `blocked`: why, with the next step. */
+  reason?: string;
+}
+
+export interface UpgradeFormatOptions {
+  paths: StatePaths;
+  dryRun?: boolean;
+  /** Default true: a verified archive before any file is replaced. */
+  backup?: boolean;
+  backupDir?: string;
+  force?: boolean;
+  now?: () => number;
+  takeBackup?: PreMigrationBackupFn;
+  onProgress?: (message: string) => void;
+}
+
+export interface UpgradedDatabase extends DbUpgradeResult {
+  /** Where the replaced design-v1 file now lives (kept; removed only by the operator); null for a file this run created. */
+  keptAt: string | null;
+}
+
+export interface UpgradeFormatResult {
+  status: "planned" | "nothing-to-do" | "completed";
+  /** The format written: OpenClaw's current release. */
+  targetFormat: { release: string; global: number; agent: number };
+  plan: UpgradePlanItem[];
+  backupPath: string | null;
+  /** Where the replaced files were moved (under `<stateDir>/migrated/`), null for a dry run or nothing to do. */
+  keptDir: string | null;
+  databases: UpgradedDatabase[];
+  warnings: string[];
+}
+
+function formatOf(file: string, role: DbRole, agentId?: string): { format: DbFormat | null; error?: string } {
+  try {
+    const db = openDatabase({ path: file, role, agentId, mode: "read", formats: "any" });
+    try {
+      return { format: db.format };
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    return { format: null, error: describeError(error) };
+  }
+}
+
+function planItem(role: DbRole, file: string, agentId?: string): UpgradePlanItem {
+  const { format, error } = formatOf(file, role, agentId);
+  const base = { role, ...(agentId ? { agentId } : {}), path: file, writtenBy: format?.writtenBy ?? null };
+  if (!format) return { ...base, action: "blocked", reason: `it cannot be opened (${error}); run \`openclaw-state doctor\`` };
+  if (isOurFormat(format)) return { ...base, action: "upgrade" };
+  if (format.id === "openclaw" && format.current) return { ...base, action: "current" };
+  return { ...base, action: "blocked", reason: `it is in the format of ${format.writtenBy}, which this command does not upgrade; run \`openclaw doctor --fix\` (OpenClaw ${OPENCLAW_CURRENT.release}) for it` };
+}
+
+/** Every database of the state: the global DB and each agent DB under agents/ (one format for all, or nothing moves). */
+export function planFormatUpgrade(paths: StatePaths): UpgradePlanItem[] {
+  const items: UpgradePlanItem[] = [];
+  if (fs.existsSync(paths.globalDbPath)) items.push(planItem("global", paths.globalDbPath));
+  for (const agent of discoverAgentDirs(paths)) {
+    if (!agent.agentId) continue; // an invalid id never names a path; doctor reports the directory
+    items.push(planItem("agent", agent.dbPath, agent.agentId));
+  }
+  return items;
+}
+
+function stamp(now: number): string {
+  return new Date(now).toISOString().replace(/[:.]/g, "-");
+}
+
+export async function upgradeFormat(options: UpgradeFormatOptions): Promise<UpgradeFormatResult> {
+  const { paths } = options;
+  const now = options.now ?? Date.now;
+  const plan = planFormatUpgrade(paths);
+  const result: UpgradeFormatResult = {
+    status: "planned",
+    targetFormat: { release: OPENCLAW_CURRENT.release, global: OPENCLAW_CURRENT.global, agent: OPENCLAW_CURRENT.agent },
+    plan,
+    backupPath: null,
+    keptDir: null,
+    databases: [],
+    warnings: [],
+  };
+  const blocked = plan.filter((p) => p.action === "blocked");
+  if (blocked.length > 0) {
+    // Half a state in one format and half in another is worse than either: nothing moves until every file can.
+    throw new OperationError(
+      "upgrade_blocked",
+      `Cannot upgrade the state's databases: ${blocked.map((b) => `${b.path} — ${b.reason}`).join("; ")} (nothing was changed).`,
+      { path: blocked[0]!.path },
+    );
+  }
+  const todo = plan.filter((p) => p.action === "upgrade");
+  if (options.dryRun) return result;
+  if (todo.length === 0) return { ...result, status: "nothing-to-do" };
+  if (!plan.some((p) => p.role === "global")) {
+    throw new OperationError("upgrade_no_global", `The state has agent databases but no global database ${paths.globalDbPath}; run \`openclaw-state doctor --fix\` first (nothing was changed).`, { path: paths.globalDbPath });
+  }
+
+  const lease = openLeaseDatabase(paths, "write");
+  let lock: StateLock | undefined;
+  let lockFile: BootstrapLock | null = null;
+  try {
+    lock = acquireStateLock(paths, lease, { command: "migrate upgrade", force: options.force ?? false });
+    // The lease row lives in the global file this replaces: the <stateDir>.lock file holds the state across the swap.
+    lockFile = acquireBootstrapLock(paths.stateDir, { command: "migrate upgrade", force: options.force ?? false });
+    if (options.backup !== false) {
+      options.onProgress?.("backing up…");
+      const backup = await (options.takeBackup ?? takePreMigrationBackup)({ paths, ...(options.backupDir ? { output: options.backupDir } : {}) });
+      result.backupPath = backup.archivePath;
+      result.warnings.push(...backup.warnings);
+    } else {
+      result.warnings.push("No backup was taken (--no-backup): the replaced files are kept under migrated/, nothing else protects this run.");
+    }
+    const keptDir = path.join(paths.stateDir, "migrated", `format-upgrade-${stamp(now())}`);
+    const targets: UpgradeTarget[] = todo.map((item) => ({
+      role: item.role,
+      ...(item.agentId ? { agentId: item.agentId } : {}),
+      path: item.path,
+      keepAt: path.join(keptDir, path.relative(paths.stateDir, item.path)),
+    }));
+    for (const t of targets) {
+      if (!isPathInside(paths.stateDir, t.path) || !isPathInside(keptDir, t.keepAt)) {
+        throw new OperationError("upgrade_outside", `${t.path} is not inside the state dir ${paths.stateDir}; nothing was changed.`, { path: t.path });
+      }
+    }
+    for (const t of targets) ensurePrivateDirBelow(paths.stateDir, path.dirname(t.keepAt));
+    options.onProgress?.("upgrading…");
+    // Release the lease row and close that file before it is checkpointed and moved; the lock file stays held.
+    lock.release();
+    lock = undefined;
+    lease.close();
+    const upgraded = upgradeStateDatabases({ paths, targets, now: now() });
+    fsyncDir(keptDir);
+    result.databases = upgraded.map((u, i) => ({ ...u, keptAt: targets[i]?.keepAt ?? null }));
+    result.keptDir = keptDir;
+    result.status = "completed";
+    return result;
+  } finally {
+    lock?.release();
+    lease.close();
+    lockFile?.release();
+  }
+}

@@ -1,0 +1,117 @@
+// Design-v1 transcripts, trajectory events, memory index and caches -> OpenClaw 2026.9.6's tables; what has no home is counted.
+import crypto from "node:crypto";
+import type { AgentUpgradeContext } from "./upgrade-agent-context.js";
+
+interface V1Event { session_id: string; seq: number; event_json: string; created_at: number }
+interface V1Identity { session_id: string; event_id: string; seq: number; event_type: string | null; parent_id: string | null; message_idempotency_key: string | null; created_at: number }
+
+/** Transcript rows as plain rows (event_json set; no zstd/navigation, which 9.6 reads as valid), identities, watermarks. */
+export function upgradeTranscripts(ctx: AgentUpgradeContext, windows: Set<string>): void {
+  const events = ctx.rows<V1Event>("transcript_events", "session_id, seq");
+  const withEvents = new Set<string>();
+  const headers = new Map<string, V1Event>();
+  for (const e of events) {
+    if (!windows.has(e.session_id)) {
+      ctx.skip("transcript_events", "agent.transcript.no-window", `transcript row ${e.session_id}#${e.seq}: its session has no window; kept in the design-v1 file.`);
+      continue;
+    }
+    ctx.insert("transcript_events", {
+      session_id: e.session_id, seq: e.seq, event_json: e.event_json, created_at: e.created_at,
+      event_zstd: null, event_utf8_bytes: Buffer.byteLength(e.event_json, "utf8"), navigation_json: null,
+    });
+    withEvents.add(e.session_id);
+    if (e.seq === 0) headers.set(e.session_id, e);
+  }
+  for (const i of ctx.rows<V1Identity>("transcript_event_identities", "session_id, seq")) {
+    if (!withEvents.has(i.session_id)) {
+      ctx.skip("transcript_event_identities", "agent.transcript.no-window", `identity ${i.session_id}/${i.event_id}: its transcript row was not written; kept in the design-v1 file.`);
+      continue;
+    }
+    // has_parent is dropped: 9.6 keeps only parent_id, which says the same thing.
+    ctx.insert("transcript_event_identities", {
+      session_id: i.session_id, event_id: i.event_id, seq: i.seq, event_type: i.event_type, parent_id: i.parent_id,
+      message_idempotency_key: i.message_idempotency_key, created_at: i.created_at,
+    });
+  }
+  // 9.6 also gives the session header an identity (event id = the session id); ours never did.
+  for (const [sessionId, header] of headers) {
+    const event = safeParse(header.event_json);
+    if (event?.type !== "session" || typeof event.id !== "string" || event.id.trim() === "") continue;
+    ctx.insert("transcript_event_identities", {
+      session_id: sessionId, event_id: event.id.trim(), seq: 0, event_type: "session", parent_id: null, message_idempotency_key: null, created_at: header.created_at,
+    }, "ignore");
+  }
+  // A fresh rewrite generation per transcript, as 9.6's first append creates one; ours (an integer counter) means
+  // nothing to it, so the design-v1 generations are counted unmapped below.
+  for (const sessionId of withEvents) {
+    ctx.insert("transcript_rewrite_watermarks", { session_id: sessionId, generation: crypto.randomUUID().replaceAll("-", ""), updated_at: ctx.now });
+  }
+  const generations = ctx.rows<{ session_id: string }>("transcript_generations", "session_id");
+  if (generations.length > 0) ctx.skip("transcript_generations", "agent.transcript.generation-reset", `${generations.length} design-v1 transcript generation counter(s) replaced by a fresh OpenClaw rewrite watermark per transcript (readers holding an old cursor re-read from the start).`, generations.length);
+}
+
+interface V1Trajectory { session_id: string; run_id: string; seq: number; event_json: string; created_at: number }
+
+/** 9.6 numbers trajectory rows per session (run_id a column); ours per (session, run). Written only when seqs do not collide. */
+export function upgradeTrajectory(ctx: AgentUpgradeContext, windows: Set<string>): void {
+  const rows = ctx.rows<V1Trajectory>("trajectory_runtime_events", "session_id, seq, run_id");
+  const bySession = new Map<string, V1Trajectory[]>();
+  for (const r of rows) bySession.set(r.session_id, [...(bySession.get(r.session_id) ?? []), r]);
+  for (const [sessionId, list] of bySession) {
+    const seqs = new Set(list.map((r) => r.seq));
+    if (!windows.has(sessionId) || seqs.size !== list.length) {
+      ctx.skip("trajectory_runtime_events", "agent.trajectory.seq-collision", `${list.length} trajectory row(s) of session ${sessionId}: ${windows.has(sessionId) ? "several runs reuse the same seq, and OpenClaw numbers them per session; renumbering would be a guess" : "the session has no window"}; kept in the design-v1 file.`, list.length);
+      continue;
+    }
+    for (const r of list) ctx.insert("trajectory_runtime_events", { session_id: r.session_id, seq: r.seq, run_id: r.run_id, event_json: r.event_json, created_at: r.created_at });
+  }
+}
+
+/** Memory index and cache tables whose columns match 9.6's (its memory triggers bump memory_index_state themselves). */
+export function upgradeMemoryAndCache(ctx: AgentUpgradeContext): void {
+  for (const r of ctx.rows<{ key: string; value: string }>("memory_index_meta", "key")) ctx.insert("memory_index_meta", r);
+  for (const r of ctx.rows<{ path: string; source: string; hash: string; mtime: number; size: number }>("memory_index_sources", "path")) {
+    ctx.insert("memory_index_sources", { path: r.path, source: r.source, hash: r.hash, mtime: r.mtime, size: r.size });
+  }
+  type Chunk = { id: string; path: string; source: string; start_line: number; end_line: number; hash: string; model: string; text: string; embedding: unknown; updated_at: number };
+  for (const r of ctx.rows<Chunk>("memory_index_chunks", "id")) {
+    // STRICT BLOB column: embeddings older indexes stored as JSON text become their UTF-8 bytes.
+    const embedding = Buffer.isBuffer(r.embedding) ? r.embedding : Buffer.from(String(r.embedding), "utf8");
+    if (!Buffer.isBuffer(r.embedding)) ctx.note("agent.memory.embedding-text", `memory chunk ${r.id}: its text embedding is stored as UTF-8 bytes (OpenClaw's column is a STRICT BLOB).`);
+    ctx.insert("memory_index_chunks", { id: r.id, path: r.path, source: r.source, start_line: r.start_line, end_line: r.end_line, hash: r.hash, model: r.model, text: r.text, embedding, updated_at: r.updated_at });
+  }
+  type Cached = { provider: string; model: string; provider_key: string; hash: string; embedding: Buffer; dims: number | null; updated_at: number };
+  for (const r of ctx.rows<Cached>("memory_embedding_cache", "provider, model, provider_key, hash")) ctx.insert("memory_embedding_cache", r);
+  const states = ctx.rows<{ id: number; revision: number }>("memory_index_state", "id");
+  if (states.length > 0) ctx.skip("memory_index_state", "agent.memory.revision-recounted", "memory_index_state: OpenClaw's triggers recount the revision from the copied rows; the design-v1 counter is not carried over.", states.length);
+  type Cache = { scope: string; key: string; value_json: string | null; blob: Buffer | null; expires_at: number | null; updated_at: number };
+  for (const r of ctx.rows<Cache>("cache_entries", "scope, key")) ctx.insert("cache_entries", r);
+}
+
+/** Design-v1 tables OpenClaw's agent format has no table for. */
+const NO_HOME: Record<string, string> = {
+  transcript_snapshots: "OpenClaw's agent format has no transcript snapshot table",
+  vfs_entries: "OpenClaw 2026.9.6's agent format has no vfs_entries table",
+  tool_artifacts: "OpenClaw 2026.9.6's agent format has no tool_artifacts table",
+  run_artifacts: "OpenClaw 2026.9.6's agent format has no run_artifacts table",
+};
+
+/** Counts rows of tables with no home, and of any table this upgrade does not know (a later design-v1 addition). */
+export function countUnmapped(ctx: AgentUpgradeContext, handled: ReadonlySet<string>): void {
+  const tables = (ctx.source.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{ name: string }>).map((t) => t.name);
+  for (const table of tables) {
+    if (handled.has(table) || table === "schema_meta") continue;
+    const n = (ctx.source.prepare(`SELECT count(*) AS n FROM "${table}"`).get() as { n: number }).n;
+    ctx.read[table] = n;
+    if (n > 0) ctx.skip(table, "agent.kept-unmapped", `${n} row(s) of ${table}: ${NO_HOME[table] ?? "no mapping to OpenClaw's agent format is known"}; kept in the design-v1 file.`, n);
+  }
+}
+
+function safeParse(json: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(json);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,92 @@
+// Same-named tables whose columns mean the same in both formats: copied column by column, every gap named in a note.
+import { type GlobalUpgradeContext, bump, note, readAll } from "./upgrade-global-context.js";
+
+interface ColumnInfo {
+  name: string;
+  type: string;
+  notnull: number;
+  dflt_value: unknown;
+  pk: number;
+}
+
+/**
+ * Tables copied by column name. Each was compared with `PRAGMA table_info` of both schemas: same meaning, at most
+ * new nullable/defaulted columns in OpenClaw's or extra columns in ours (dropped, and named in a note).
+ */
+export const SAME_MEANING_TABLES = [
+  "plugin_state_entries",
+  "plugin_blob_entries",
+  "plugin_binding_approvals",
+  "config_health_entries",
+  "channel_pairing_allow_entries",
+  "device_identities",
+  "device_auth_tokens",
+  "delivery_queue_entries",
+  "subagent_runs",
+  "exec_approvals_config",
+  "sandbox_registry_entries",
+  "apns_registrations",
+  "web_push_subscriptions",
+  "gateway_restart_sentinel",
+  "native_hook_relay_bridges",
+  "skill_uploads",
+  "acp_replay_sessions",
+  "acp_replay_events",
+  "macos_port_guardian_records",
+] as const;
+
+/** Type changes where SQLite's STRICT conversion keeps the value exactly (an integer stored in a REAL column). */
+const SAFE_TYPE_CHANGES = new Set(["INTEGER>REAL"]);
+
+function columns(handle: GlobalUpgradeContext["src"], table: string): ColumnInfo[] {
+  return handle.prepare(`PRAGMA table_info("${table}")`).all() as ColumnInfo[];
+}
+
+export function copySameMeaningTable(ctx: GlobalUpgradeContext, table: string): void {
+  if (!ctx.sourceTables.has(table)) return;
+  const rows = readAll(ctx, table);
+  if (rows.length === 0) return;
+  const src = new Map(columns(ctx.src, table).map((c) => [c.name, c]));
+  const dst = columns(ctx.dst, table);
+  const shared = dst.filter((c) => src.has(c.name));
+  const missingRequired = dst.filter((c) => !src.has(c.name) && c.notnull === 1 && c.dflt_value === null && c.pk === 0);
+  const typeChanges = shared.filter((c) => src.get(c.name)!.type !== c.type && !SAFE_TYPE_CHANGES.has(`${src.get(c.name)!.type}>${c.type}`));
+  if (missingRequired.length > 0 || typeChanges.length > 0) {
+    bump(ctx.unmapped, table, rows.length);
+    const why = [
+      missingRequired.length > 0 ? `OpenClaw requires ${missingRequired.map((c) => c.name).join(", ")}, which design-v1 does not hold` : "",
+      typeChanges.length > 0 ? `column types differ (${typeChanges.map((c) => `${c.name}: ${src.get(c.name)!.type} → ${c.type}`).join(", ")})` : "",
+    ].filter(Boolean).join("; ");
+    note(ctx, "global.kept-unmapped", `${table}: ${rows.length} row(s) not copied: ${why}; they stay in the design-v1 file.`);
+    return;
+  }
+  const dropped = [...src.keys()].filter((name) => !dst.some((c) => c.name === name));
+  if (dropped.length > 0) note(ctx, "global.columns-dropped", `${table}: design-v1 column(s) ${dropped.join(", ")} have no OpenClaw column; their values stay in the design-v1 file only.`);
+  const added = dst.filter((c) => !src.has(c.name)).map((c) => c.name);
+  if (added.length > 0) note(ctx, "global.columns-defaulted", `${table}: OpenClaw column(s) ${added.join(", ")} left at their default (design-v1 has no such data).`);
+  // Column names come from both schemas' PRAGMA table_info, never from row data.
+  const list = shared.map((c) => `"${c.name}"`).join(", ");
+  const insert = ctx.dst.prepare(`INSERT INTO "${table}" (${list}) VALUES (${shared.map(() => "?").join(", ")})`);
+  let failed = 0;
+  let firstError = "";
+  for (const row of rows) {
+    const nullRequired = shared.find((c) => c.notnull === 1 && (row[c.name] === null || row[c.name] === undefined));
+    if (nullRequired) {
+      failed += 1;
+      firstError ||= `${nullRequired.name} is NULL, OpenClaw requires a value`;
+      continue;
+    }
+    try {
+      insert.run(...shared.map((c) => row[c.name]));
+      bump(ctx.written, table);
+    } catch (error) {
+      // A constraint failure rolls back this one statement only; the row is counted and named, never dropped silently.
+      failed += 1;
+      firstError ||= error instanceof Error ? error.message : String(error);
+    }
+  }
+  if (failed > 0) {
+    bump(ctx.unmapped, table, failed);
+    note(ctx, "global.row-rejected", `${table}: ${failed} row(s) not copied (first: ${firstError}); they stay in the design-v1 file.`);
+  }
+}

@@ -1,0 +1,149 @@
+// upgradeAgentDb: a design-v1 agent DB made by our own doctor --fix, upgraded and read back with the sqlite3 CLI.
+import { execFileSync } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { upgradeAgentDb } from "../../../src/state/upgrade/upgrade-agent-db.js";
+import { agentDbFile } from "../../helpers/migration.js";
+import { makeTempDir, makeTempState, runInProcess } from "../../helpers/temp-state.js";
+
+type Row = Record<string, string | number | null>;
+
+/** The sqlite3 CLI, an independent reader (not this project's better-sqlite3). */
+function cli(file: string, sql: string): Row[] {
+  const out = execFileSync("sqlite3", ["-readonly", "-bail", "-json", file, sql], { encoding: "utf8" });
+  return out.trim() === "" ? [] : (JSON.parse(out) as Row[]);
+}
+
+function sha(file: string): string {
+  return crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+}
+
+async function designV1(fixture: string): Promise<string> {
+  const state = makeTempState(fixture);
+  const run = await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], state.env);
+  expect(run.code, run.stderr).toBe(0);
+  return agentDbFile(state.paths);
+}
+
+describe("upgradeAgentDb", () => {
+  it("copies every session, window and transcript row of fixtures/legacy-state into OpenClaw's agent format", async () => {
+    const source = await designV1("legacy-state");
+    const before = sha(source);
+    const siblings = fs.readdirSync(path.dirname(source)).sort();
+    const target = path.join(makeTempDir(), "agent.sqlite");
+
+    const result = upgradeAgentDb({ source, target, agentId: "main", now: 1_800_000_000_000 });
+
+    // Source untouched: same bytes, no -wal/-shm left beside it; target closed clean.
+    expect(sha(source)).toBe(before);
+    expect(fs.readdirSync(path.dirname(source)).sort()).toEqual(siblings);
+    expect(fs.existsSync(`${target}-wal`) || fs.existsSync(`${target}-shm`)).toBe(false);
+
+    expect(cli(target, "PRAGMA user_version")).toEqual([{ user_version: 23 }]);
+    expect(cli(target, "SELECT role, schema_version, agent_id, app_version FROM schema_meta")).toEqual([{ role: "agent", schema_version: 23, agent_id: "main", app_version: "2026.9.6" }]);
+    expect(cli(target, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
+    expect(cli(target, "PRAGMA foreign_key_check")).toEqual([]);
+
+    // Every key -> session id, every node valid, entry_json agreeing with its columns (what 9.6's readers check).
+    const routes = cli(source, "SELECT session_key, session_id FROM session_routes ORDER BY session_key");
+    const nodes = cli(target, "SELECT session_key, current_session_id, entry_json, entry_valid, updated_at FROM session_nodes ORDER BY session_key");
+    for (const r of routes) expect(nodes).toContainEqual(expect.objectContaining({ session_key: r.session_key, current_session_id: r.session_id }));
+    for (const n of nodes) {
+      const entry = JSON.parse(n.entry_json as string) as Record<string, unknown>;
+      expect(n.entry_valid).toBe(1);
+      expect(entry.sessionId).toBe(n.current_session_id);
+      expect(entry.updatedAt).toBe(n.updated_at);
+      expect(entry).not.toHaveProperty("sessionFile");
+      expect(entry).toHaveProperty("delivery");
+    }
+    // The orphan transcript (no index entry) keeps its key and gets a minimal node.
+    expect(nodes.map((n) => n.session_key)).toContain("agent:main:orphan:s-lost");
+
+    // Every session id has a window; every event is there with the same event_json and created_at, as a plain row.
+    expect(cli(target, "SELECT session_id FROM session_windows ORDER BY session_id")).toEqual(cli(source, "SELECT session_id FROM sessions ORDER BY session_id"));
+    const q = "SELECT session_id, seq, event_json, created_at FROM transcript_events ORDER BY session_id, seq";
+    expect(cli(target, q)).toEqual(cli(source, q));
+    expect(cli(target, "SELECT count(*) AS n FROM transcript_events WHERE event_zstd IS NOT NULL OR navigation_json IS NOT NULL OR event_utf8_bytes != length(CAST(event_json AS BLOB))")).toEqual([{ n: 0 }]);
+
+    // Route -> delivery and conversations the way 9.6's doctor derives them from the same fixture (/work/oc/t1).
+    const main = JSON.parse(nodes.find((n) => n.session_key === "agent:main:main")!.entry_json as string) as Record<string, unknown>;
+    expect(main.delivery).toEqual({
+      kind: "external",
+      route: { channel: "telegram", accountId: "default", target: { to: "+15550001" } },
+      context: { channel: "telegram", to: "+15550001", accountId: "default" },
+      origin: { provider: "telegram", to: "+15550001", accountId: "default" },
+    });
+    expect(main).not.toHaveProperty("deliveryContext");
+    expect(cli(target, "SELECT conversation_id, channel, account_id, kind, peer_id, delivery_target FROM conversations ORDER BY conversation_id")).toEqual([
+      { conversation_id: "conv_65d022e5f0eb27171449cd836431e786", channel: "whatsapp", account_id: "default", kind: "direct", peer_id: "+15550002", delivery_target: "+15550002" },
+      { conversation_id: "conv_94c114f40ba768e24335242265fedd25", channel: "telegram", account_id: "default", kind: "group", peer_id: "ops", delivery_target: "group:ops" },
+      { conversation_id: "conv_fe125c8e93c9ffa98559141b04e43c14", channel: "telegram", account_id: "default", kind: "direct", peer_id: "+15550001", delivery_target: "+15550001" },
+    ]);
+    expect(cli(target, "SELECT session_id, role FROM session_conversations ORDER BY session_id")).toEqual([
+      { session_id: "s-main", role: "participant" },
+      { session_id: "s-ops", role: "primary" },
+      { session_id: "s-root-dm", role: "primary" },
+    ]);
+    // Header identities added as 9.6 does (event id = session id), ours copied.
+    expect(cli(target, "SELECT count(*) AS n FROM transcript_event_identities")).toEqual([{ n: 8 + 4 }]);
+
+    expect(result.read.sessions).toBe(4);
+    expect(result.written.session_nodes).toBe(4);
+    expect(result.written.transcript_events).toBe(12);
+    expect(result.unmapped).toEqual({});
+    expect(result.notes.map((n) => n.code)).toContain("agent.session.synthesized-entry");
+  }, 60_000);
+
+  it("applies 9.6's route precedence and keeps what our importer recorded elsewhere (fixtures/migration/routing)", async () => {
+    const source = await designV1("migration/routing");
+    const target = path.join(makeTempDir(), "agent.sqlite");
+    const result = upgradeAgentDb({ source, target, agentId: "main" });
+    const entry = (key: string): Record<string, unknown> =>
+      JSON.parse(cli(target, `SELECT entry_json FROM session_nodes WHERE session_key = '${key}'`)[0]!.entry_json as string) as Record<string, unknown>;
+    // last* beats deliveryContext (as in 9.6's own import of this fixture); the deliveryContext route stays 'related'.
+    expect(entry("agent:main:main").delivery).toMatchObject({ kind: "external", route: { channel: "discord", target: { to: "ignored" } } });
+    expect(cli(target, "SELECT conversation_id, role FROM session_conversations WHERE session_id = 's-dc' ORDER BY role")).toEqual([
+      { conversation_id: "conv_c5d73507380ede737eae5ac3f546c6d6", role: "primary" },
+      { conversation_id: "conv_dc816e4845576994ac0d2ff3db9ce0da", role: "related" },
+    ]);
+    // Our importer moved the bare `origin` route into the primary conversation: the delivery is rebuilt from it.
+    expect(entry("agent:main:slack:direct:u1").delivery).toMatchObject({ kind: "external", route: { channel: "slack", accountId: "ws1", target: { to: "u1" } } });
+    expect(cli(target, "SELECT channel, account_id FROM session_windows WHERE session_id = 's-dc'")).toEqual([{ channel: "discord", account_id: null }]);
+    expect(result.notes.map((n) => n.code)).toEqual(expect.arrayContaining(["agent.session-conversation.demoted", "agent.entry.normalized"]));
+    expect(cli(target, "PRAGMA foreign_key_check")).toEqual([]);
+  }, 60_000);
+
+  it("names keys of another agent that the design-v1 file holds, and keeps them", async () => {
+    const source = await designV1("migration/agent-main-keys").then((main) => path.join(path.dirname(path.dirname(path.dirname(main))), "ops", "agent", "openclaw-agent.sqlite"));
+    const target = path.join(makeTempDir(), "agent.sqlite");
+    const result = upgradeAgentDb({ source, target, agentId: "ops" });
+    const keys = cli(source, "SELECT session_key FROM session_routes ORDER BY session_key");
+    expect(cli(target, "SELECT session_key FROM session_nodes ORDER BY session_key")).toEqual(keys);
+    const foreign = keys.filter((k) => !(k.session_key as string).startsWith("agent:ops:"));
+    expect(result.notes.filter((n) => n.code === "agent.session.foreign-agent-key")).toHaveLength(foreign.length);
+  }, 60_000);
+
+  it("refuses a file that is not the design-document v1 agent format and leaves no target", () => {
+    const dir = makeTempDir();
+    const source = path.join(dir, "other.sqlite");
+    execFileSync("sqlite3", [source, "PRAGMA user_version = 23; CREATE TABLE x (a);"]);
+    const target = path.join(dir, "out.sqlite");
+    expect(() => upgradeAgentDb({ source, target, agentId: "main" })).toThrow(/only the design-document v1 agent format/);
+    expect(fs.existsSync(target)).toBe(false);
+  });
+
+  it("counts rows without a home in OpenClaw's format instead of dropping them silently", async () => {
+    const source = await designV1("legacy-state");
+    // A scratch copy: the test adds design-v1 rows OpenClaw has no table for.
+    const copy = path.join(makeTempDir(), "copy.sqlite");
+    fs.copyFileSync(source, copy);
+    execFileSync("sqlite3", [copy, "INSERT INTO vfs_entries (namespace, path, updated_at) VALUES ('ns', '/a', 1); INSERT INTO cache_entries (scope, key, value_json, updated_at) VALUES ('s', 'k', '{}', 2);"]);
+    const target = path.join(makeTempDir(), "agent.sqlite");
+    const result = upgradeAgentDb({ source: copy, target, agentId: "main" });
+    expect(result.unmapped).toEqual({ vfs_entries: 1 });
+    expect(result.notes.some((n) => n.code === "agent.kept-unmapped" && n.message.includes("vfs_entries"))).toBe(true);
+    expect(cli(target, "SELECT scope, key, value_json, updated_at FROM cache_entries")).toEqual([{ scope: "s", key: "k", value_json: "{}", updated_at: 2 }]);
+  }, 60_000);
+});

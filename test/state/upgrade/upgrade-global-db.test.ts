@@ -1,0 +1,126 @@
+// upgradeGlobalDb: a design-v1 global DB made by our own doctor --fix → OpenClaw's global format, read back with the sqlite3 CLI.
+import { execFileSync } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { createOpenclawDatabase } from "../../../src/state/openclaw-database.js";
+import { agentAuthRows, upgradeGlobalDb } from "../../../src/state/upgrade/upgrade-global-db.js";
+import { makeTempState, runInProcess, type TempState } from "../../helpers/temp-state.js";
+
+/** An independent reader: the sqlite3 CLI, JSON mode. */
+function cli<T = Record<string, unknown>>(file: string, sql: string): T[] {
+  const out = execFileSync("sqlite3", ["-json", `file:${file}?mode=ro`, sql], { encoding: "utf8" }).trim();
+  return out === "" ? [] : (JSON.parse(out) as T[]);
+}
+
+const sha256 = (file: string): string => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+
+/** A state tree migrated by our doctor --fix (design-v1), and the path the upgrade writes to. */
+async function designV1(fixture: string): Promise<{ state: TempState; source: string; target: string }> {
+  const state = makeTempState(fixture);
+  const run = await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], state.env);
+  expect(run.code, run.stderr).toBe(0);
+  const source = state.paths.globalDbPath;
+  return { state, source, target: path.join(state.root, "upgraded", "openclaw.sqlite") };
+}
+
+describe("upgradeGlobalDb", () => {
+  it("moves cron jobs and run logs where OpenClaw 2026.9.6 reads them, and leaves the source as it was", async () => {
+    const { state, source, target } = await designV1("migration/cron");
+    const before = sha256(source);
+    const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir, now: 1_800_000_000_000 });
+    expect(sha256(source)).toBe(before);
+    // Closed cleanly: WAL checkpointed and truncated, nothing beside the file (checked before any reader opens it).
+    expect(fs.readdirSync(path.dirname(target)).sort()).toEqual(["openclaw.sqlite"]);
+    expect(cli(target, "PRAGMA user_version")).toEqual([{ user_version: 18 }]);
+    expect(cli(target, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
+    const storeKey = path.join(state.stateDir, "cron", "jobs.json");
+    const jobs = cli<Record<string, string | number>>(target, "SELECT * FROM cron_jobs ORDER BY sort_order");
+    expect(jobs.map((j) => [j.store_key, j.job_id, j.enabled, j.payload_kind, j.sort_order])).toEqual([
+      [storeKey, "daily-brief", 1, "agentTurn", 0],
+      [storeKey, "every-15m", 0, "systemEvent", 1],
+      [storeKey, "one-shot", 1, "systemEvent", 2],
+    ]);
+    const [daily, every, once] = jobs as Array<Record<string, string>>;
+    // The value 9.6's own doctor wrote for this fixture (docs/openclaw-format/global-db.md §2.1).
+    expect(daily!.grant_definition_revision).toBe("sha256:cD2FWd1tSstmxopH6cDOI4vSRRnC4RQ24RidbtkRAwQ");
+    expect(JSON.parse(daily!.schedule_identity!)).toEqual({ version: 2, enabled: true, schedule: { kind: "cron", expr: "0 8 * * *", tz: "Europe/Lisbon", staggerMs: 30000 }, hasTrigger: false });
+    expect(JSON.parse(daily!.job_json!)).toMatchObject({ id: "daily-brief", schedule: { kind: "cron", expr: "0 8 * * *" }, state: {} });
+    expect(Object.keys(JSON.parse(daily!.job_json!)).at(-1)).toBe("state");
+    expect(JSON.parse(every!.state_json!)).toEqual({ lastStatus: "error", lastError: "timeout", consecutiveErrors: 2, lastDeliveryError: "no route", lastRunStatus: "error" });
+    expect(JSON.parse(once!.schedule_identity!).schedule).toEqual({ kind: "at", at: "2026-02-01T09:00:00.000Z" });
+    const runs = cli<Record<string, string | number | null>>(target, "SELECT task_id, runtime, source_id, status, owner_key, scope_kind, child_session_key, created_at, ended_at, detail_json FROM task_runs ORDER BY task_id");
+    expect(runs.map((r) => [r.task_id, r.runtime, r.source_id, r.status, r.owner_key, r.scope_kind])).toEqual([
+      ["cron-runlog-import:daily-brief:1767254400000:1", "cron", "daily-brief", "succeeded", "", "system"],
+      ["cron-runlog-import:daily-brief:1767340800000:1", "cron", "daily-brief", "failed", "", "system"],
+      ["cron-runlog-import:every-15m:1767341600000:1", "cron", "every-15m", "failed", "", "system"],
+    ]);
+    expect(JSON.parse(String(runs[0]!.detail_json))).toMatchObject({ kind: "cron-run", status: "ok", completionStatus: "succeeded", storeKey, runId: "run-1" });
+    expect(result.read).toMatchObject({ cron_jobs: 3, cron_run_logs: 3 });
+    expect(result.written).toMatchObject({ cron_jobs: 3, task_runs: 3 });
+    expect(result.unmapped).toEqual({});
+    expect(result.notes.map((n) => n.code)).toContain("global.cron.running-cleared");
+    // Our ledger history is kept, with absolute paths as OpenClaw records them.
+    const sources = cli<{ source_path: string; migration_kind: string }>(target, "SELECT source_path, migration_kind FROM migration_sources ORDER BY source_path");
+    expect(sources.length).toBe(cli(source, "SELECT * FROM migration_sources").length);
+    for (const s of sources) expect(s.source_path.startsWith(state.stateDir + path.sep)).toBe(true);
+  });
+
+  it("puts main's auth profiles in config_machine_state and hands other agents' rows to the agent upgrade", async () => {
+    const { state, source, target } = await designV1("migration/auth");
+    const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir });
+    const rows = Object.fromEntries(cli<{ state_key: string; value_json: string }>(target, "SELECT state_key, value_json FROM config_machine_state").map((r) => [r.state_key, JSON.parse(r.value_json) as Record<string, unknown>]));
+    expect(rows["auth.sharedStore"]).toEqual({ location: "state-db" });
+    const sourceMain = cli<{ profiles_json: string }>(source, "SELECT profiles_json FROM auth_profile_stores WHERE agent_dir LIKE '%/agents/main/agent'");
+    const mainIds = Object.keys((JSON.parse(sourceMain[0]!.profiles_json) as { profiles: object }).profiles).sort();
+    expect(mainIds).toContain("anthropic:default");
+    expect(Object.keys((rows["authProfiles.store"] as { profiles: object }).profiles).sort()).toEqual(mainIds);
+    expect(rows["authProfiles.state"]).toMatchObject({ version: 1, order: { anthropic: ["anthropic:default"] } });
+    expect(result.unmapped).toMatchObject({ auth_profile_stores: 1 });
+    expect(result.notes.find((n) => n.code === "global.auth.agent-db")?.message).toMatch(/agent work/);
+    const work = agentAuthRows(source, "work");
+    expect(work.auth_profile_store.map((r) => r.store_key)).toEqual(["primary"]);
+    expect(Object.keys((JSON.parse(work.auth_profile_store[0]!.store_json) as { profiles: object }).profiles)).toEqual(["openrouter:default"]);
+    expect(agentAuthRows(source, "main")).toEqual({ auth_profile_store: [], auth_profile_state: [] });
+  });
+
+  it("copies the same-meaning tables of the kitchen sink and names every row it cannot map", async () => {
+    const { state, source, target } = await designV1("migration/kitchen-sink");
+    const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir });
+    for (const table of ["plugin_state_entries", "channel_pairing_allow_entries", "config_health_entries", "delivery_queue_entries", "subagent_runs", "sandbox_registry_entries", "exec_approvals_config"]) {
+      const n = cli<{ n: number }>(source, `SELECT count(*) AS n FROM ${table}`)[0]!.n;
+      expect(n, table).toBeGreaterThan(0);
+      expect(cli<{ n: number }>(target, `SELECT count(*) AS n FROM ${table}`)[0]!.n, table).toBe(n);
+    }
+    const agentDbs = cli(target, "SELECT agent_id, path, schema_version FROM agent_databases");
+    expect(agentDbs).toEqual([{ agent_id: "main", path: "agents/main/agent/openclaw-agent.sqlite", schema_version: 23 }]);
+    for (const [table, n] of Object.entries(result.unmapped)) {
+      expect(n).toBe(cli<{ n: number }>(source, `SELECT count(*) AS n FROM ${table}`)[0]!.n);
+      expect(result.notes.some((note) => note.message.startsWith(`${table}:`)), table).toBe(true);
+    }
+    expect(result.unmapped).toMatchObject({ commitments: 1, device_pairing_entries: 1, current_conversation_bindings: 2 });
+    expect(cli(target, "PRAGMA foreign_key_check")).toEqual([]);
+  });
+
+  it("keeps the ledger history of a legacy-state migration and fills a job's missing createdAtMs where OpenClaw puts it", async () => {
+    const { state, source, target } = await designV1("legacy-state");
+    const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir });
+    const [job] = cli<{ job_json: string }>(target, "SELECT job_json FROM cron_jobs WHERE job_id = 'daily-brief'");
+    expect(Object.keys(JSON.parse(job!.job_json) as object).slice(-2)).toEqual(["createdAtMs", "state"]);
+    expect(result.notes.map((n) => n.code)).toContain("global.cron.created-at");
+    const runIds = (file: string): string[] => cli<{ id: string }>(file, "SELECT id FROM migration_runs ORDER BY id").map((r) => r.id);
+    expect(runIds(target)).toEqual([...runIds(source), "state:cron-run-logs-to-task-runs:v1"].sort());
+    expect(cli(target, "SELECT status FROM migration_sources WHERE status NOT IN ('imported', 'completed', 'warning')")).toEqual([]);
+    expect(cli(target, "SELECT state_key FROM config_machine_state ORDER BY state_key").map((r) => r.state_key)).toEqual(["auth.sharedStore", "authProfiles.state", "authProfiles.store"]);
+  });
+
+  it("refuses a file that is not design-v1 and writes nothing", () => {
+    const state = makeTempState();
+    const source = path.join(state.root, "current.sqlite");
+    createOpenclawDatabase({ path: source, role: "global" }).close();
+    const target = path.join(state.root, "out.sqlite");
+    expect(() => upgradeGlobalDb({ source, target, stateDir: state.stateDir })).toThrow(/not the design-document v1/);
+    expect(fs.existsSync(target)).toBe(false);
+  });
+});
