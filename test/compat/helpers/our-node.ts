@@ -1,0 +1,25 @@
+// The Node that runs openclaw-state's own side of a compat test: the first one that loads node_modules' better-sqlite3.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { REPO_ROOT } from "./openclaw.js";
+
+/**
+ * Under `.ci/with-node24` better-sqlite3 is built for Node 24 (this process); run by hand with only PATH pointing at
+ * Node 24 it is the machine's Node 20 build. Either way: this process's Node first, then the others on the machine.
+ * OPENCLAW_STATE_COMPAT_OUR_NODE wins. Null (the caller skips loudly) when none loads it.
+ */
+export function ourNode(): string | null {
+  const candidates = [
+    process.env.OPENCLAW_STATE_COMPAT_OUR_NODE,
+    process.execPath,
+    ...(process.env.PATH ?? "").split(delimiter).map((d) => join(d, "node")),
+    "/usr/local/bin/node",
+    "/usr/bin/node",
+  ].filter((c): c is string => !!c && existsSync(c));
+  for (const candidate of new Set(candidates)) {
+    const probe = spawnSync(candidate, ["-e", "new (require('better-sqlite3'))(':memory:').close()"], { cwd: REPO_ROOT, timeout: 30_000 });
+    if (probe.status === 0) return candidate;
+  }
+  return null;
+}

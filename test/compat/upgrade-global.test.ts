@@ -1,0 +1,140 @@
+// The key check of the global upgrade: a design-v1 global DB made by our doctor --fix, upgraded, then read by the real OpenClaw.
+//
+// Our side (doctor --fix, upgradeGlobalDb, createOpenclawDatabase) runs under Node 20 from dist/ (better-sqlite3 in
+// node_modules is built for it; `npm run build` first); OpenClaw runs under this suite's Node 24. Results are read
+// with the sqlite3 CLI / node:sqlite (sqliteReader), never with our own code.
+import { spawn, spawnSync } from "node:child_process";
+import { ourNode } from "./helpers/our-node.js";
+import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeRun, isolatedEnv, makeSandbox, openclawInstall, pinnedVersions, REPO_ROOT, runDoctorFix, runOpenClaw, type Sandbox } from "./helpers/openclaw.js";
+import { sqliteReader } from "./helpers/sqlite-reader.js";
+
+const current = pinnedVersions().versions.find((v) => v.role === "current")!;
+const install = openclawInstall(current.version);
+const reader = sqliteReader();
+
+const ourNodeBin = install ? ourNode() : null;
+if (install && !ourNodeBin) process.stderr.write("\ncompat: SKIPPED — upgrade-global: no node that loads node_modules' better-sqlite3 (set OPENCLAW_STATE_COMPAT_OUR_NODE)\n\n");
+
+const built = existsSync(join(REPO_ROOT, "dist", "state", "upgrade", "upgrade-global-db.js"));
+
+function runOurs(args: string[], env: Record<string, string>): { code: number | null; out: string } {
+  const r = spawnSync(ourNodeBin!, args, { cwd: REPO_ROOT, env, encoding: "utf8", timeout: 300_000 });
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
+}
+
+/** The state dir OpenClaw gets: upgraded global DB, a fresh current-format main agent DB, a minimal current config. */
+const UPGRADE_SCRIPT = `
+const [source, stateDir] = process.argv.slice(1);
+const { upgradeGlobalDb } = await import(${JSON.stringify(join(REPO_ROOT, "dist", "state", "upgrade", "upgrade-global-db.js"))});
+const { createOpenclawDatabase } = await import(${JSON.stringify(join(REPO_ROOT, "dist", "state", "openclaw-database.js"))});
+const result = upgradeGlobalDb({ source, target: stateDir + "/state/openclaw.sqlite", stateDir });
+createOpenclawDatabase({ path: stateDir + "/agents/main/agent/openclaw-agent.sqlite", role: "agent", agentId: "main" }).close();
+process.stdout.write(JSON.stringify(result));
+`;
+
+/**
+ * `cron list --all` and `cron runs --id daily-brief` through a gateway on loopback (token auth), scheduler off: the
+ * fixture's jobs are long overdue, and a live scheduler would run them at start (deleting the one-shot job) before
+ * the list is read — runtime behaviour, not the format. The gateway's process group is killed afterwards.
+ */
+async function cronView(sandbox: Sandbox): Promise<{ jobs: string[]; runs: unknown[]; raw: string }> {
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const env = isolatedEnv(sandbox, { OPENCLAW_SKIP_CRON: "1" });
+  const gateway = spawn(process.execPath, [install!.entry, "gateway", "run", "--bind", "loopback", "--port", String(port), "--auth", "token", "--token", "x", "--allow-unconfigured"], { env, detached: true, stdio: ["ignore", "pipe", "pipe"], cwd: sandbox.root });
+  let log = "";
+  gateway.stdout.setEncoding("utf8").on("data", (d: string) => (log += d));
+  gateway.stderr.setEncoding("utf8").on("data", (d: string) => (log += d));
+  try {
+    const deadline = Date.now() + 240_000;
+    while (!/\[gateway\] ready/.test(log) && Date.now() < deadline && gateway.exitCode === null) await new Promise((r) => setTimeout(r, 1000));
+    expect(/\[gateway\] ready/.test(log), log.slice(-4000)).toBe(true);
+    const client = { ...sandbox, cleanup: () => undefined };
+    const url = ["--url", `ws://127.0.0.1:${port}`, "--token", "x"];
+    const list = await runOpenClaw(install!, client, ["cron", "list", "--all", "--json", ...url], { env: { OPENCLAW_SKIP_CRON: "1" }, timeoutMs: 120_000 });
+    expect(list.code, describeRun(list)).toBe(0);
+    const runs = await runOpenClaw(install!, client, ["cron", "runs", "--id", "daily-brief", ...url], { env: { OPENCLAW_SKIP_CRON: "1" }, timeoutMs: 120_000 });
+    expect(runs.code, describeRun(runs)).toBe(0);
+    const jobs = (JSON.parse(list.stdout) as { jobs: Array<{ id: string }> }).jobs.map((j) => j.id).sort();
+    const entries = (JSON.parse(runs.stdout) as { entries: Array<Record<string, unknown>> }).entries.map((e) => ({ runId: e.runId, status: e.status, ts: e.ts }));
+    return { jobs, runs: entries, raw: `${list.stdout}\n${runs.stdout}` };
+  } finally {
+    if (gateway.pid) {
+      try {
+        process.kill(-gateway.pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}
+
+const CONFIG = { agents: { defaults: { model: "anthropic/claude-sonnet-4-6" }, entries: { main: {} } }, gateway: { port: 18789 } };
+
+describe.skipIf(!install || !ourNodeBin)(`openclaw@${current.version} reads a design-v1 global DB upgraded by upgradeGlobalDb`, () => {
+  let ours: Sandbox;
+  let target: Sandbox;
+  let upgrade: { written: Record<string, number>; unmapped: Record<string, number> };
+  let sourceDb: string;
+
+  beforeAll(() => {
+    expect(built, "dist/state/upgrade/upgrade-global-db.js is missing: run `npm run build` first").toBe(true);
+    ours = makeSandbox("ours-design-v1");
+    cpSync(join(REPO_ROOT, "fixtures", "migration", "cron"), ours.stateDir, { recursive: true });
+    const migrated = runOurs([join(REPO_ROOT, "bin", "openclaw-state.js"), "doctor", "--fix", "--yes", "--no-backup"], isolatedEnv(ours, { PATH: process.env.PATH ?? "" }));
+    expect(migrated.code, migrated.out).toBe(0);
+    sourceDb = join(ours.stateDir, "state", "openclaw.sqlite");
+    target = makeSandbox("upgraded-global");
+    mkdirSync(join(target.stateDir, "state"), { recursive: true });
+    const run = runOurs(["--input-type=module", "-e", UPGRADE_SCRIPT, sourceDb, target.stateDir], isolatedEnv(target, { PATH: process.env.PATH ?? "" }));
+    expect(run.code, run.out).toBe(0);
+    upgrade = JSON.parse(run.out.trim().split("\n")[0]!) as typeof upgrade;
+    writeFileSync(join(target.stateDir, "openclaw.json"), JSON.stringify(CONFIG, null, 2), { mode: 0o600 });
+  });
+
+  afterAll(() => {
+    ours?.cleanup();
+    target?.cleanup();
+  });
+
+  it("writes user_version 18 with every job and run of the source", () => {
+    const db = join(target.stateDir, "state", "openclaw.sqlite");
+    expect(reader.query(db, "PRAGMA user_version")[0]).toMatchObject({ user_version: current.globalUserVersion });
+    const jobs = reader.query(sourceDb, "SELECT job_id FROM cron_jobs ORDER BY job_id").map((r) => r.job_id);
+    expect(reader.query(db, "SELECT job_id FROM cron_jobs ORDER BY job_id").map((r) => r.job_id)).toEqual(jobs);
+    expect(upgrade.written.task_runs).toBe(reader.query(sourceDb, "SELECT count(*) AS n FROM cron_run_logs")[0]!.n);
+  });
+
+  it("its doctor (no --fix) finds no state migration to run on our rows", async () => {
+    const sandbox: Sandbox = { ...target, cleanup: () => undefined };
+    const result = await runOpenClaw(install!, sandbox, ["doctor", "--non-interactive"], { timeoutMs: 400_000 });
+    expect(result.code, describeRun(result)).toBe(0);
+    const text = `${result.stdout}\n${result.stderr}`;
+    // What 9.6's doctor prints when state still needs moving: on the same fixture as legacy files it reports "Doctor
+    // changes: Cron store migrated to SQLite … Imported 2 legacy cron run logs" and an in-flight marker; on other trees
+    // the auth/session SQLite migration sections, a refusal, or the legacy registry error.
+    for (const pending of ["Cron store migrated", "legacy cron run logs", "still marked in-flight", "Auth profile SQLite migration", "Session SQLite", "legacy agent database registry", "Doctor stopped"]) {
+      expect(text.includes(pending), `${pending}\n${describeRun(result)}`).toBe(false);
+    }
+    expect(/◇\s+Doctor changes\s+─/.test(text), describeRun(result)).toBe(false);
+  });
+
+  it("its gateway lists every upgraded job (cron list) and the same run history as on its own migration (cron runs)", async () => {
+    const sourceJobs = reader.query(sourceDb, "SELECT job_id FROM cron_jobs ORDER BY job_id").map((r) => String(r.job_id));
+    const ourView = await cronView(target);
+    for (const id of sourceJobs) expect(ourView.jobs, ourView.raw).toContain(id);
+    // The same legacy tree migrated by 9.6's own doctor, read by the same commands: the history must match too.
+    const theirs = await runDoctorFix(install!, join(REPO_ROOT, "fixtures", "migration", "cron"), { timeoutMs: 400_000 });
+    try {
+      expect(theirs.result.code, describeRun(theirs.result)).toBe(0);
+      const theirView = await cronView(theirs.sandbox);
+      expect(ourView.jobs.filter((id) => sourceJobs.includes(id))).toEqual(theirView.jobs.filter((id) => sourceJobs.includes(id)));
+      expect(ourView.runs, `ours: ${ourView.raw}\ntheirs: ${theirView.raw}`).toEqual(theirView.runs);
+    } finally {
+      theirs.sandbox.cleanup();
+    }
+  });
+
+});
