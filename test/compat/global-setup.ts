@@ -1,5 +1,6 @@
 // Compat suite global setup: installs (or reuses) every pinned OpenClaw release once, before any test file runs.
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
@@ -13,7 +14,11 @@ const banner = (lines: string[]): string => `\n${"=".repeat(100)}\n${lines.join(
 export default function setup(project: TestProject): void {
   const script = join(REPO_ROOT, "scripts", "compat", "install-openclaw.mjs");
   // Progress goes straight to our stderr; the summary comes back as one JSON line on stdout.
-  const run = spawnSync(process.execPath, [script, "--json"], { cwd: REPO_ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 60 * 60_000 });
+  // Only the releases a test runs: today the current one. 2026.6.33's and 2026.3.28's output is read from committed
+  // fixtures (fixtures/openclaw-2026.6.33/), so their ~900 MB are not downloaded on every CI run.
+  const pinned = JSON.parse(readFileSync(join(REPO_ROOT, "scripts", "compat", "versions.json"), "utf8")) as { versions: Array<{ version: string; role: string }> };
+  const wanted = pinned.versions.filter((v) => v.role === "current").map((v) => v.version);
+  const run = spawnSync(process.execPath, [script, "--json", ...wanted], { cwd: REPO_ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 60 * 60_000 });
   let summary: (CompatSetup & { ok: boolean; refused?: string }) | undefined;
   try {
     summary = JSON.parse(run.stdout.trim().split("\n").pop() ?? "") as CompatSetup & { ok: boolean; refused?: string };

@@ -12,45 +12,14 @@ import {
   type Entry,
   type Route,
 } from "./agent-entry-shape.js";
+import type { Selectable } from "kysely";
+import type { ConversationsTable, SessionsTable } from "../generated/agent-db.js";
 import type { AgentUpgradeContext } from "./upgrade-agent-context.js";
 
-interface V1Session {
-  session_id: string;
-  session_key: string;
-  session_scope: string;
-  created_at: number;
-  updated_at: number;
-  started_at: number | null;
-  ended_at: number | null;
-  status: string | null;
-  chat_type: string | null;
-  channel: string | null;
-  account_id: string | null;
-  primary_conversation_id: string | null;
-  model_provider: string | null;
-  model: string | null;
-  agent_harness_id: string | null;
-  parent_session_key: string | null;
-  spawned_by: string | null;
-  display_name: string | null;
-}
+type V1Session = Selectable<SessionsTable>;
 interface V1Route { session_key: string; session_id: string; updated_at: number }
 interface V1Entry { session_id: string; session_key: string; entry_json: string; updated_at: number }
-interface V1Conversation {
-  conversation_id: string;
-  channel: string;
-  account_id: string | null;
-  kind: string;
-  peer_id: string | null;
-  parent_conversation_id: string | null;
-  thread_id: string | null;
-  native_channel_id: string | null;
-  native_direct_user_id: string | null;
-  label: string | null;
-  metadata_json: string | null;
-  created_at: number;
-  updated_at: number;
-}
+type V1Conversation = Selectable<ConversationsTable>;
 interface V1SessionConversation { session_id: string; conversation_id: string; role: string; first_seen_at: number | null; last_seen_at: number | null }
 
 interface NodePlan { key: string; sessionId: string; updatedAt: number; entry: Entry }
