@@ -6,6 +6,7 @@ import { agentDbPath } from "../../state/paths.js";
 import { legacyStateDirItems } from "../../migration/inventory.js";
 import type { AgentDB } from "../../state/generated/agent-db.js";
 import type { GlobalDB } from "../../state/generated/global-db.js";
+import { OPENCLAW_CURRENT } from "../../state/db-format.js";
 import { probeDatabase, type DatabaseProbe } from "../../state/probe.js";
 import {
   discoverAgentDirs,
@@ -45,7 +46,16 @@ function probeFindings(id: string, label: string, probe: DatabaseProbe): Finding
       if (probe.problems && probe.problems.length > 0) {
         return [{ id: `${id}.integrity`, severity: "error", title: `${label} fails ${probe.check}`, detail: probe.problems.slice(0, 5).join("; "), fix: "Restore it from a backup (`openclaw-state backup restore`).", path: probe.path }];
       }
-      return [{ id, severity: "info", title: `${label} ok (schema v${probe.schemaVersion}${probe.check ? `, ${probe.check} passed` : ""})`, path: probe.path }];
+      return [
+        {
+          id,
+          severity: "info",
+          title: `${label} ok (schema v${probe.schemaVersion}${probe.check ? `, ${probe.check} passed` : ""})`,
+          // The design document's format is ours alone: say how to get one the real gateway opens (docs/compat.md).
+          detail: `In openclaw-state's design-document format v1, which OpenClaw ${OPENCLAW_CURRENT.release} does not open; \`openclaw-state migrate upgrade\` rewrites it in OpenClaw's format (the old file is kept).`,
+          path: probe.path,
+        },
+      ];
   }
 }
 
