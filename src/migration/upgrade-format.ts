@@ -10,6 +10,8 @@ import { isPathInside, type StatePaths } from "../state/paths.js";
 import { ensurePrivateDirBelow, fsyncDir } from "../state/private-fs.js";
 import { discoverAgentDirs } from "../state/state-databases.js";
 import { upgradeStateDatabases, type UpgradeTarget } from "../state/upgrade/upgrade-state.js";
+import { readModelCatalogRows } from "../state/upgrade/upgrade-global-db.js";
+import { modelCatalogFile } from "./importers/model-catalogs.js";
 import type { DbUpgradeResult } from "../state/upgrade/types.js";
 import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
 
@@ -52,6 +54,8 @@ export interface UpgradeFormatResult {
   /** Where the replaced files were moved (under `<stateDir>/migrated/`), null for a dry run or nothing to do. */
   keptDir: string | null;
   databases: UpgradedDatabase[];
+  /** Files OpenClaw reads that the design-v1 migration had retired into rows (agent model catalogs), written back. */
+  restoredFiles: string[];
   warnings: string[];
 }
 
@@ -103,6 +107,7 @@ export async function upgradeFormat(options: UpgradeFormatOptions): Promise<Upgr
     backupPath: null,
     keptDir: null,
     databases: [],
+    restoredFiles: [],
     warnings: [],
   };
   const blocked = plan.filter((p) => p.action === "blocked");
@@ -150,12 +155,14 @@ export async function upgradeFormat(options: UpgradeFormatOptions): Promise<Upgr
     }
     for (const t of targets) ensurePrivateDirBelow(paths.stateDir, path.dirname(t.keepAt));
     options.onProgress?.("upgrading…");
+    const catalogs = plan.some((p) => p.role === "global" && p.action === "upgrade") ? readModelCatalogRows(paths.globalDbPath) : [];
     // Release the lease row and close that file before it is checkpointed and moved; the lock file stays held.
     lock.release();
     lock = undefined;
     lease.close();
     const upgraded = upgradeStateDatabases({ paths, targets, now: now() });
     fsyncDir(keptDir);
+    restoreModelCatalogs(paths, catalogs, result);
     result.databases = upgraded.map((u, i) => ({ ...u, keptAt: targets[i]?.keepAt ?? null }));
     result.keptDir = keptDir;
     result.status = "completed";
@@ -164,5 +171,29 @@ export async function upgradeFormat(options: UpgradeFormatOptions): Promise<Upgr
     lock?.release();
     lease.close();
     lockFile?.release();
+  }
+}
+
+/**
+ * OpenClaw 2026.9.6 reads agents/<id>/agent/models.json as a live file; the design-v1 migration had retired it into
+ * agent_model_catalogs. Each is written back (0600, never over an existing file, never through a link); a row whose
+ * key names no valid agent dir, or whose file is already there, stays only in the kept database and is named.
+ */
+function restoreModelCatalogs(paths: StatePaths, catalogs: Array<{ catalogKey: string; rawJson: string }>, result: UpgradeFormatResult): void {
+  for (const catalog of catalogs) {
+    const file = modelCatalogFile(paths.stateDir, catalog.catalogKey);
+    if (!file || !isPathInside(paths.stateDir, file)) {
+      result.warnings.push(`Model catalog ${JSON.stringify(catalog.catalogKey)} names no agent dir of this state; it stays in the kept global database only.`);
+      continue;
+    }
+    try {
+      ensurePrivateDirBelow(paths.stateDir, path.dirname(file));
+      const text = `${JSON.stringify(JSON.parse(catalog.rawJson), null, 2)}\n`;
+      fs.writeFileSync(file, text, { mode: 0o600, flag: "wx" });
+      result.restoredFiles.push(file);
+    } catch (error) {
+      const why = (error as NodeJS.ErrnoException).code === "EEXIST" ? "a file is already there (left as it is)" : describeError(error);
+      result.warnings.push(`Model catalog of ${catalog.catalogKey} not written back to ${file}: ${why}; the rows stay in the kept global database.`);
+    }
   }
 }

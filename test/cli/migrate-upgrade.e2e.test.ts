@@ -52,7 +52,7 @@ describe("migrate upgrade", () => {
 
     const run = await runBin(["migrate", "upgrade", "--yes", "--backup-dir", backups, "--json"], state.env);
     expect(run.code, run.stderr).toBe(0);
-    const done = JSON.parse(run.stdout) as { ok: boolean; status: string; backupPath: string; keptDir: string; databases: Array<{ role: string; keptAt: string; written: Record<string, number> }> };
+    const done = JSON.parse(run.stdout) as { ok: boolean; status: string; backupPath: string; keptDir: string; restoredFiles: string[]; databases: Array<{ role: string; keptAt: string; written: Record<string, number> }> };
     expect(done).toMatchObject({ ok: true, status: "completed" });
     expect(fs.existsSync(done.backupPath)).toBe(true);
     expect((await runBin(["backup", "verify", done.backupPath], state.env)).code).toBe(0);
@@ -68,6 +68,12 @@ describe("migrate upgrade", () => {
     expect(sqlite(kept.global!, "PRAGMA user_version")).toBe("1");
     expect(sha(kept.agent!)).toBe(before.agent);
     for (const side of ["-wal", "-shm"]) expect(fs.existsSync(`${globalDb}${side}`) && fs.statSync(`${globalDb}${side}`).size > 0).toBe(false);
+
+    // OpenClaw reads the model catalog as a file: the one our doctor retired into a row is written back (0600).
+    const catalog = path.join(state.stateDir, "agents", "main", "agent", "models.json");
+    expect(done.restoredFiles).toEqual([catalog]);
+    expect(JSON.parse(fs.readFileSync(catalog, "utf8"))).toEqual({ providers: { anthropic: { models: ["claude-sonnet-4"] } } });
+    expect(fs.statSync(catalog).mode & 0o777).toBe(0o600);
 
     // Every session is still listed, now read from OpenClaw's tables.
     const listedAfter = JSON.parse((await runBin(["sessions", "list", "--all-agents", "--json"], state.env)).stdout) as Listed;

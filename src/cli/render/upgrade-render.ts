@@ -48,6 +48,7 @@ export function renderUpgrade(output: Output, result: UpgradeFormatResult): void
     output.log(`${label(db)}: ${sum(db.read)} row(s) read, ${sum(db.written)} written${unmapped > 0 ? `, ${unmapped} without a place in OpenClaw's format (kept in the old file)` : ""}`);
     for (const note of db.notes) output.warn(`  ${note.message}`);
   }
+  for (const file of result.restoredFiles) output.log(`Wrote back ${file} (OpenClaw reads the model catalog from this file)`);
   for (const w of result.warnings) output.warn(w);
   output.log(`The replaced files are kept under ${result.keptDir} (remove them yourself once OpenClaw runs on the new ones).`);
   output.log(`Upgraded ${result.databases.length} database(s) to the format of ${target}.`);

@@ -1,5 +1,6 @@
 // Importer: agents/<id>/agent/models.json → agent_model_catalogs, keyed by the agent dir relative to the state dir.
 import path from "node:path";
+import { tryNormalizeAgentId } from "../../state/agent-id.js";
 import { isObject, shapeError } from "../json-source.js";
 import { fileSource, jsonRowsImporter, row } from "./json-rows.js";
 
@@ -28,3 +29,13 @@ export const modelCatalogsImporter = jsonRowsImporter({
     };
   },
 });
+
+/**
+ * Where OpenClaw 2026.9.6 reads an agent's model catalog (a live file there, not a legacy source): the file this
+ * importer retired, for `migrate upgrade` to put back. Null for a key that is not `agents/<valid id>/agent`.
+ */
+export function modelCatalogFile(stateDir: string, catalogKey: string): string | null {
+  const parts = catalogKey.split("/");
+  if (parts.length !== 3 || parts[0] !== "agents" || parts[2] !== "agent" || !parts[1] || tryNormalizeAgentId(parts[1]) !== parts[1]) return null;
+  return path.join(stateDir, "agents", parts[1], "agent", "models.json");
+}

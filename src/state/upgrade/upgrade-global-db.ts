@@ -95,3 +95,15 @@ function keepUnmapped(ctx: GlobalUpgradeContext): void {
     note(ctx, "global.kept-unmapped", `${table}: ${n} row(s) not copied: ${why}; they stay in the design-v1 file.`);
   }
 }
+
+/** The design-v1 agent_model_catalogs rows (catalog key and JSON text): OpenClaw keeps these as files, put back by the caller. */
+export function readModelCatalogRows(source: string): Array<{ catalogKey: string; rawJson: string }> {
+  const { handle, cleanup } = openUpgradeSource(source, "global");
+  try {
+    if (detectFormat(handle, "global").id !== "design-v1") return [];
+    const rows = handle.prepare("SELECT catalog_key, raw_json FROM agent_model_catalogs WHERE raw_json IS NOT NULL ORDER BY catalog_key").all() as Array<{ catalog_key: string; raw_json: string }>;
+    return rows.map((r) => ({ catalogKey: r.catalog_key, rawJson: r.raw_json }));
+  } finally {
+    cleanup();
+  }
+}
