@@ -10,7 +10,9 @@ import { isPathInside, type StatePaths } from "../state/paths.js";
 import { ensurePrivateDirBelow, fsyncDir } from "../state/private-fs.js";
 import { discoverAgentDirs } from "../state/state-databases.js";
 import { upgradeStateDatabases, type UpgradeTarget } from "../state/upgrade/upgrade-state.js";
-import { readModelCatalogRows } from "../state/upgrade/upgrade-global-db.js";
+import { authAgentIds, readModelCatalogRows } from "../state/upgrade/upgrade-global-db.js";
+import { tryNormalizeAgentId } from "../state/agent-id.js";
+import { agentDbPath } from "../state/paths.js";
 import { modelCatalogFile } from "./importers/model-catalogs.js";
 import type { DbUpgradeResult } from "../state/upgrade/types.js";
 import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
@@ -56,6 +58,12 @@ export interface UpgradeFormatResult {
   databases: UpgradedDatabase[];
   /** Files OpenClaw reads that the design-v1 migration had retired into rows (agent model catalogs), written back. */
   restoredFiles: string[];
+  /**
+   * Besides the planned databases, what the run creates: agent DBs for agents whose only state is auth rows, and
+   * the model catalog files it writes back (a dry run shows them; a real run reports the same in `databases` and
+   * `restoredFiles`).
+   */
+  alsoCreates: string[];
   warnings: string[];
 }
 
@@ -108,6 +116,7 @@ export async function upgradeFormat(options: UpgradeFormatOptions): Promise<Upgr
     keptDir: null,
     databases: [],
     restoredFiles: [],
+    alsoCreates: [],
     warnings: [],
   };
   const blocked = plan.filter((p) => p.action === "blocked");
@@ -120,6 +129,7 @@ export async function upgradeFormat(options: UpgradeFormatOptions): Promise<Upgr
     );
   }
   const todo = plan.filter((p) => p.action === "upgrade");
+  if (plan.some((p) => p.role === "global" && p.action === "upgrade")) result.alsoCreates = alsoCreated(paths, plan);
   if (options.dryRun) return result;
   if (todo.length === 0) return { ...result, status: "nothing-to-do" };
   if (!plan.some((p) => p.role === "global")) {
@@ -172,6 +182,19 @@ export async function upgradeFormat(options: UpgradeFormatOptions): Promise<Upgr
     lease.close();
     lockFile?.release();
   }
+}
+
+/** The files a run would create besides the new databases (read-only: nothing is written to find out). */
+function alsoCreated(paths: StatePaths, plan: UpgradePlanItem[]): string[] {
+  const agents = new Set(plan.filter((p) => p.role === "agent").map((p) => p.agentId));
+  const created = authAgentIds(paths.globalDbPath)
+    .filter((id) => !agents.has(id) && tryNormalizeAgentId(id) === id)
+    .map((id) => agentDbPath(paths, id))
+    .filter((file) => !fs.existsSync(file));
+  const catalogs = readModelCatalogRows(paths.globalDbPath)
+    .map((c) => modelCatalogFile(paths.stateDir, c.catalogKey))
+    .filter((file): file is string => file !== null && !fs.existsSync(file));
+  return [...created, ...catalogs];
 }
 
 /**

@@ -39,8 +39,9 @@ describe("migrate upgrade", () => {
     const tree = snapshotTree(state.stateDir);
     const dry = await runBin(["migrate", "upgrade", "--dry-run", "--json"], state.env);
     expect(dry.code).toBe(0);
-    const planned = JSON.parse(dry.stdout) as { ok: boolean; status: string; plan: Array<{ role: string; action: string; writtenBy: string }> };
+    const planned = JSON.parse(dry.stdout) as { ok: boolean; status: string; alsoCreates: string[]; plan: Array<{ role: string; action: string; writtenBy: string }> };
     expect(planned).toMatchObject({ ok: true, status: "planned" });
+    expect(planned.alsoCreates).toEqual([path.join(state.stateDir, "agents", "main", "agent", "models.json")]);
     expect(planned.plan.map((p) => [p.role, p.action])).toEqual([["global", "upgrade"], ["agent", "upgrade"]]);
     expect(planned.plan[0]!.writtenBy).toMatch(/design-document global format v1/);
     expect(snapshotTree(state.stateDir)).toEqual(tree);
@@ -88,6 +89,9 @@ describe("migrate upgrade", () => {
     const state = makeTempState("migration/auth");
     expect((await runBin(["doctor", "--fix", "--yes", "--no-backup"], state.env)).code).toBe(0);
     const workDb = path.join(state.stateDir, "agents", "work", "agent", "openclaw-agent.sqlite");
+    expect(fs.existsSync(workDb)).toBe(false);
+    const dry = await runBin(["migrate", "upgrade", "--dry-run", "--json"], state.env);
+    expect((JSON.parse(dry.stdout) as { alsoCreates: string[] }).alsoCreates).toContain(workDb);
     expect(fs.existsSync(workDb)).toBe(false);
     const run = await runBin(["migrate", "upgrade", "--yes", "--no-backup", "--json"], state.env);
     expect(run.code, run.stderr).toBe(0);

@@ -33,6 +33,7 @@ export function renderUpgrade(output: Output, result: UpgradeFormatResult): void
   const target = `OpenClaw ${result.targetFormat.release} (global v${result.targetFormat.global}, agent v${result.targetFormat.agent})`;
   if (result.status === "planned") {
     renderUpgradePlan(output, result.plan);
+    for (const file of result.alsoCreates) output.log(`would create ${file}`);
     const n = result.plan.filter((p) => p.action === "upgrade").length;
     output.log(n === 0 ? "Dry run: nothing to upgrade; nothing was changed." : `Dry run: ${n} database(s) would be rewritten in the format of ${target}, after a verified backup; nothing was changed.`);
     return;
