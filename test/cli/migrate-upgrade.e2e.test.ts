@@ -4,7 +4,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { makeTempDir, makeTempState, runBin, snapshotTree } from "../helpers/temp-state.js";
+import { fixturesDir as repoFixtures, makeTempDir, makeTempState, runBin, snapshotTree } from "../helpers/temp-state.js";
 
 const sha = (file: string): string => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 
@@ -106,5 +106,22 @@ describe("migrate upgrade", () => {
     expect(sqlite(globalDb, "SELECT agent_id || '|' || path || '|' || schema_version FROM agent_databases WHERE agent_id = 'work'")).toBe("work|agents/work/agent/openclaw-agent.sqlite|23");
     const leftovers = fs.readdirSync(path.dirname(globalDb)).filter((f) => f !== "openclaw.sqlite");
     expect(leftovers).toEqual([]);
+  });
+
+  it("a state with one database already in another format is refused whole: exit 1, the reason, nothing changed", async () => {
+    const state = makeTempState("legacy-state");
+    expect((await runBin(["doctor", "--fix", "--yes", "--no-backup"], state.env)).code).toBe(0);
+    // An agent DB in OpenClaw 2026.6.x's v1 beside our design-v1 global DB.
+    const other = path.join(state.stateDir, "agents", "ops", "agent");
+    fs.mkdirSync(other, { recursive: true, mode: 0o700 });
+    fs.copyFileSync(path.join(repoFixtures, "openclaw-2026.6.33", "legacy-state-migrated", "agents", "main", "agent", "openclaw-agent.sqlite"), path.join(other, "openclaw-agent.sqlite"));
+    const tree = snapshotTree(state.stateDir);
+    const run = await runBin(["migrate", "upgrade", "--yes", "--json"], state.env);
+    expect(run.code).toBe(1);
+    const out = JSON.parse(run.stdout) as { ok: boolean; error: { code: string; message: string } };
+    expect(out.ok).toBe(false);
+    expect(out.error.code).toBe("upgrade_blocked");
+    expect(out.error.message).toMatch(/OpenClaw 2026\.6\.33 \(agent format v1\).*openclaw doctor --fix.*nothing was changed/s);
+    expect(snapshotTree(state.stateDir)).toEqual(tree);
   });
 });
