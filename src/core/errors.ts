@@ -58,17 +58,26 @@ export class NotFoundError extends OpenclawStateError {
   }
 }
 
+/** Options of the format errors: who wrote the database, for callers that report it (never parsed from the message). */
+export interface SchemaErrorOptions extends OpenclawStateErrorOptions {
+  writtenBy?: string;
+}
+
 /** A database written by a newer tool: refused, never touched. */
 export class SchemaVersionError extends OpenclawStateError {
-  constructor(message: string, options: OpenclawStateErrorOptions = {}) {
+  readonly writtenBy: string | undefined;
+  constructor(message: string, options: SchemaErrorOptions = {}) {
     super("schema_too_new", message, ExitCode.failed, options);
+    this.writtenBy = options.writtenBy;
   }
 }
 
 /** A database in another program's format (a released OpenClaw's): refused by the code that interprets rows, never touched. */
 export class SchemaFormatError extends OpenclawStateError {
-  constructor(message: string, options: OpenclawStateErrorOptions = {}) {
+  readonly writtenBy: string | undefined;
+  constructor(message: string, options: SchemaErrorOptions = {}) {
     super("schema_format", message, ExitCode.failed, options);
+    this.writtenBy = options.writtenBy;
   }
 }
 

@@ -61,7 +61,7 @@ export function migrationHistory(options: MigrationHistoryOptions): MigrationHis
   } catch (error) {
     // OpenClaw's own databases keep no migration_runs of this tool: an empty history, said why (never a crash).
     if (!(error instanceof SchemaFormatError || error instanceof SchemaVersionError)) throw error;
-    const writtenBy = /was written by (.+?); /.exec(error.message)?.[1] ?? null;
+    const writtenBy = error.writtenBy ?? null;
     return { ...base, total: 0, runs: [], notRead: { code: error.code, writtenBy, reason: `${paths.globalDbPath} was written by ${writtenBy ?? "another program"}: any migration ledger in it is that program's own and is not interpreted here (\`openclaw doctor\` reports it)` } };
   }
   try {

@@ -4,10 +4,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { collectGarbage } from "../core/heap.js";
 import { describeError } from "../core/errors.js";
-import { openDatabase } from "../state/database.js";
-import type { DbFormat } from "../state/db-format.js";
+import { isOpenclawFormat, type DbFormat } from "../state/db-format.js";
 import { agentDbPath, type StatePaths } from "../state/paths.js";
-import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { openGlobalDatabase, readDatabaseFormat, type GlobalDatabase } from "../state/state-databases.js";
 import { IMPORTERS } from "./importers/index.js";
 import { compareText, takeInventory, type Inventory } from "./inventory.js";
 import { configuredMainKey, planConfig, readConfig } from "./legacy-config.js";
@@ -96,23 +95,10 @@ export interface StateFormats {
   foreign: DbFormat | null;
 }
 
-/** A format this tool's importers do not write: OpenClaw's own (any release) or a newer one. */
-export function isOpenclawFormat(format: DbFormat | null | undefined): format is DbFormat {
-  return format !== null && format !== undefined && (format.id === "openclaw" || format.id === "openclaw-v1" || format.id === "openclaw-newer");
-}
 
 function formatOf(file: string, role: "global" | "agent"): DbFormat | null {
-  if (!fs.existsSync(file)) return null;
-  try {
-    const db = openDatabase({ path: file, role, mode: "read", formats: "any" });
-    try {
-      return db.format;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return null; // unopenable: the storage check names it
-  }
+  // Unopenable: the storage check names it.
+  return fs.existsSync(file) ? readDatabaseFormat(file, role).format : null;
 }
 
 /** Reads user_version and table names of each database (read-only, no row read). */

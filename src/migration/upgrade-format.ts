@@ -2,13 +2,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError } from "../core/errors.js";
-import { openDatabase, type DbRole } from "../state/database.js";
-import { isOurFormat, OPENCLAW_CURRENT, type DbFormat } from "../state/db-format.js";
+import type { DbRole } from "../state/database.js";
+import { isOurFormat, OPENCLAW_CURRENT } from "../state/db-format.js";
 import { acquireBootstrapLock, type BootstrapLock } from "../state/bootstrap-lock.js";
 import { acquireStateLock, openLeaseDatabase, type StateLock } from "../state/lease.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { ensurePrivateDirBelow, fsyncDir } from "../state/private-fs.js";
-import { discoverAgentDirs } from "../state/state-databases.js";
+import { discoverAgentDirs, readDatabaseFormat } from "../state/state-databases.js";
 import { upgradeStateDatabases, type UpgradeTarget } from "../state/upgrade/upgrade-state.js";
 import { authAgentIds, readModelCatalogRows } from "../state/upgrade/upgrade-global-db.js";
 import { tryNormalizeAgentId } from "../state/agent-id.js";
@@ -67,21 +67,8 @@ export interface UpgradeFormatResult {
   warnings: string[];
 }
 
-function formatOf(file: string, role: DbRole, agentId?: string): { format: DbFormat | null; error?: string } {
-  try {
-    const db = openDatabase({ path: file, role, agentId, mode: "read", formats: "any" });
-    try {
-      return { format: db.format };
-    } finally {
-      db.close();
-    }
-  } catch (error) {
-    return { format: null, error: describeError(error) };
-  }
-}
-
 function planItem(role: DbRole, file: string, agentId?: string): UpgradePlanItem {
-  const { format, error } = formatOf(file, role, agentId);
+  const { format, error } = readDatabaseFormat(file, role);
   const base = { role, ...(agentId ? { agentId } : {}), path: file, writtenBy: format?.writtenBy ?? null };
   if (!format) return { ...base, action: "blocked", reason: `it cannot be opened (${error}); run \`openclaw-state doctor\`` };
   if (isOurFormat(format)) return { ...base, action: "upgrade" };

@@ -158,11 +158,10 @@ export class StateDatabase<DB> {
     this.handle.prepare(`ATTACH DATABASE ? AS ${schema}`).run(file);
     // synchronous is per schema and an attached file starts at FULL (an fsync per commit): match openDatabase.
     this.handle.pragma(`${schema}.synchronous = NORMAL`);
-    const version = this.handle.pragma(`${schema}.user_version`, { simple: true }) as number;
-    const hasOurTables = (this.handle.prepare(`SELECT count(*) AS n FROM ${schema}.sqlite_master WHERE name = 'schema_meta'`).get() as { n: number }).n === 1;
-    if (version !== SCHEMA_VERSION || !hasOurTables || !isOurFormat(detectAttached(this.handle, schema, role))) {
+    const format = detectAttached(this.handle, schema, role);
+    if (!isOurFormat(format)) {
       this.handle.prepare(`DETACH DATABASE ${schema}`).run();
-      throw new SchemaVersionError(`Database ${file} has schema version ${version}, not this tool's format v${SCHEMA_VERSION}; it was not modified.`, { path: file });
+      throw new SchemaVersionError(`Database ${file} was written by ${format.writtenBy}, not in this tool's format v${SCHEMA_VERSION}; it was not modified.`, { path: file, writtenBy: format.writtenBy });
     }
   }
 
@@ -343,12 +342,12 @@ function refuseForeignFormat(file: string, format: DbFormat): void {
   if (format.id === "openclaw-newer") {
     throw new SchemaVersionError(
       `Database ${file} was written by ${format.writtenBy}; this openclaw-state cannot interpret it: upgrade openclaw-state (\`inspect\`, \`doctor\` and \`backup\` still work on it); the file was not touched.`,
-      { path: file },
+      { path: file, writtenBy: format.writtenBy },
     );
   }
   throw new SchemaFormatError(
     `Database ${file} was written by ${format.writtenBy}; this openclaw-state reads and writes rows only in its own format (design-document v1) so far, and cannot interpret it (\`inspect\`, \`doctor\` and \`backup\` still work on it; see docs/compat.md); the file was not touched.`,
-    { path: file },
+    { path: file, writtenBy: format.writtenBy },
   );
 }
 

@@ -74,6 +74,11 @@ export function isOurFormat(format: DbFormat): boolean {
   return format.id === "design-v1";
 }
 
+/** OpenClaw's own format (any release, or a newer one): this tool's importers do not write there. */
+export function isOpenclawFormat(format: DbFormat | null | undefined): format is DbFormat {
+  return format !== null && format !== undefined && (format.id === "openclaw" || format.id === "openclaw-v1" || format.id === "openclaw-newer");
+}
+
 /** The sessions of this format live in `session_nodes` + `session_windows` (OpenClaw's current agent format). */
 export function hasCurrentSessionTables(format: DbFormat): boolean {
   return format.role === "agent" && format.id === "openclaw" && format.current;

@@ -4,7 +4,9 @@ import path from "node:path";
 import type { AgentDB } from "./generated/agent-db.js";
 import type { GlobalDB } from "./generated/global-db.js";
 import { SCHEMA_VERSION } from "./generated/ddl.js";
-import { openDatabase, StateDatabase, type OpenMode } from "./database.js";
+import { describeError } from "../core/errors.js";
+import { openDatabase, StateDatabase, type DbRole, type OpenMode } from "./database.js";
+import type { DbFormat } from "./db-format.js";
 import { normalizeAgentId, tryNormalizeAgentId } from "./agent-id.js";
 import { AGENT_DB_FILENAME, agentDbPath, type StatePaths } from "./paths.js";
 import { fileSize } from "./private-fs.js";
@@ -107,4 +109,18 @@ export function knownAgentIds(paths: StatePaths, global?: GlobalDatabase): strin
   for (const d of discoverAgentDirs(paths)) if (d.agentId) ids.add(d.agentId);
   if (global) for (const r of listRegisteredAgents(global)) if (tryNormalizeAgentId(r.agent_id) && fs.existsSync(r.path)) ids.add(r.agent_id);
   return [...ids].sort();
+}
+
+/** Which format a database file is in (read-only, no row read); `error` says why it could not be opened. */
+export function readDatabaseFormat(file: string, role: DbRole): { format: DbFormat | null; error?: string } {
+  try {
+    const db = openDatabase({ path: file, role, mode: "read", formats: "any" });
+    try {
+      return { format: db.format };
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    return { format: null, error: describeError(error) };
+  }
 }

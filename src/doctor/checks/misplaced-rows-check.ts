@@ -205,7 +205,7 @@ export const misplacedRowsCheck: DoctorCheck = {
     } catch (error) {
       // Another program's format: the rows this check looks for are ones an earlier openclaw-state wrote.
       if (error instanceof SchemaFormatError || error instanceof SchemaVersionError) {
-        const writtenBy = /was written by (.+?); /.exec(error.message)?.[1] ?? "another program";
+        const writtenBy = error.writtenBy ?? "another program";
         return { findings: [{ id: "misplaced-rows.skipped", severity: "info", title: `Misplaced-row check skipped: the global database was written by ${writtenBy} (it looks only for rows an earlier openclaw-state imported under unread keys)`, path: ctx.paths.globalDbPath }], repairs: [] };
       }
       // An unopenable database is the storage check's finding; nothing to add here.
