@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError, OpenclawStateError, StateLockedError, UsageError } from "../core/errors.js";
-import { acquireMaintenanceLease, acquireStateLock, describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
+import { acquireMaintenanceLease, acquireStateLock, describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE, openLeaseDatabase } from "../state/lease.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { ensurePrivateDir, ensurePrivateDirBelow, fsyncDir, pathExists } from "../state/private-fs.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
@@ -84,10 +84,10 @@ interface HeldLease {
  */
 async function precheckLease(paths: StatePaths, force: boolean): Promise<void> {
   if (force || !fs.existsSync(paths.globalDbPath)) return;
-  const { openGlobalDatabase } = await import("../state/state-databases.js");
   let global;
   try {
-    global = openGlobalDatabase(paths, { mode: "read" });
+    // Any format: OpenClaw's gateway holds its lease in the same state_leases table.
+    global = openLeaseDatabase(paths, "read");
   } catch {
     return; // takeLease reports an unopenable DB with its remedy.
   }
@@ -107,10 +107,9 @@ async function precheckLease(paths: StatePaths, force: boolean): Promise<void> {
 async function takeLease(paths: StatePaths, force: boolean, warnings: string[]): Promise<HeldLease | null> {
   // No global DB yet: the lock file beside the state dir holds it, so a `doctor --fix` cannot start meanwhile.
   if (!fs.existsSync(paths.globalDbPath)) return acquireStateLock(paths, undefined, { command: "backup restore", force });
-  const { openGlobalDatabase } = await import("../state/state-databases.js");
   let global;
   try {
-    global = openGlobalDatabase(paths, { mode: "write" });
+    global = openLeaseDatabase(paths, "write");
   } catch (error) {
     if (!force) {
       throw new OperationError(

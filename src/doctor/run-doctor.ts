@@ -7,16 +7,18 @@ import { acquireMaintenanceLease, acquireStateLock, openLeaseDatabase, type Main
 import type { StatePaths } from "../state/paths.js";
 import { assertStateDir } from "../state/state-dir.js";
 import type { GlobalDatabase } from "../state/state-databases.js";
+import type { UpgradeFormatResult } from "../migration/upgrade-format.js";
 import { configCheck } from "./checks/config-check.js";
 import { leaseCheck } from "./checks/lease-check.js";
 import { legacyCheck } from "./checks/legacy-check.js";
 import { misplacedRowsCheck } from "./checks/misplaced-rows-check.js";
+import { formatCheck } from "./checks/format-check.js";
 import { modesCheck } from "./checks/modes-check.js";
 import { restoreLeftoverCheck } from "./checks/restore-leftover-check.js";
 import { storageCheck } from "./checks/storage-check.js";
 import type { CheckContext, DoctorCheck, DoctorProgress, Finding, MigrationFixOptions, Repair, RepairApplyResult, RepairOutcome } from "./types.js";
 
-export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, configCheck, leaseCheck, legacyCheck, misplacedRowsCheck, modesCheck];
+export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, configCheck, leaseCheck, legacyCheck, misplacedRowsCheck, formatCheck, modesCheck];
 
 export interface DoctorOptions {
   paths: StatePaths;
@@ -57,6 +59,8 @@ export interface DoctorResult {
   /** Fix mode: the operator declined the confirmation; nothing was changed. */
   declined?: boolean;
   migration?: DoctorMigration;
+  /** Fix mode: the upgrade of this tool's design-v1 databases to OpenClaw's format, when it ran. */
+  formatUpgrade?: UpgradeFormatResult;
 }
 
 interface Collected {
@@ -65,13 +69,14 @@ interface Collected {
   migrationPlan?: MigrationPlan;
 }
 
-async function collect(ctx: CheckContext, checks: readonly DoctorCheck[]): Promise<Collected> {
+async function collect(base: CheckContext, checks: readonly DoctorCheck[]): Promise<Collected> {
   const out: Collected = { findings: [], repairs: [] };
+  const ctx: CheckContext = { ...base };
   for (const check of checks) {
     const result = await check.run(ctx);
     out.findings.push(...result.findings);
     out.repairs.push(...result.repairs);
-    if (result.migrationPlan) out.migrationPlan = result.migrationPlan;
+    if (result.migrationPlan) out.migrationPlan = ctx.migrationPlan = result.migrationPlan;
   }
   out.repairs.sort((a, b) => a.order - b.order);
   return out;
@@ -98,10 +103,16 @@ function result(options: DoctorOptions, findings: Finding[], extra: Partial<Doct
   };
 }
 
-function outcome(repair: Repair, applied: RepairApplyResult, sink: { run?: MigrationRunResult }): RepairOutcome {
+interface Sink {
+  run?: MigrationRunResult;
+  formatUpgrade?: UpgradeFormatResult;
+}
+
+function outcome(repair: Repair, applied: RepairApplyResult, sink: Sink): RepairOutcome {
   if (typeof applied === "string") return { id: repair.id, description: repair.description, status: "applied", detail: applied };
   if (!applied) return { id: repair.id, description: repair.description, status: "applied" };
   if (applied.migration) sink.run = applied.migration;
+  if (applied.formatUpgrade) sink.formatUpgrade = applied.formatUpgrade;
   return { id: repair.id, description: repair.description, status: applied.failed ? "failed" : "applied", ...(applied.detail ? { detail: applied.detail } : {}) };
 }
 
@@ -118,10 +129,11 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
 
   assertStateDir(options.paths, "write");
   const outcomes: RepairOutcome[] = [];
-  const sink: { run?: MigrationRunResult } = {};
+  const sink: Sink = {};
   // No global DB yet, so no lease row: the lock file holds the state from the first change (a legacy dir
   // move) until the lease is taken on the DB this run creates.
   const bootstrap = fs.existsSync(options.paths.globalDbPath) ? null : acquireStateLock(options.paths, undefined, { command: "doctor --fix", force: options.force });
+  const fix: MigrationFixOptions = { backup: options.migration?.backup ?? true, removeSources: options.migration?.removeSources ?? false, ...(options.migration?.backupDir ? { backupDir: options.migration.backupDir } : {}) };
   let global: GlobalDatabase;
   try {
     for (const repair of before.repairs) {
@@ -147,7 +159,6 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
       bootstrap?.release();
     }
     try {
-      const fix: MigrationFixOptions = { backup: options.migration?.backup ?? true, removeSources: options.migration?.removeSources ?? false, ...(options.migration?.backupDir ? { backupDir: options.migration.backupDir } : {}) };
       for (const repair of before.repairs) {
         if (!repair.apply) continue;
         try {
@@ -163,10 +174,20 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   } finally {
     global.close();
   }
+  // Last, with every file closed: repairs that replace the database files (the format upgrade takes its own lease).
+  for (const repair of before.repairs) {
+    if (!repair.applyAfterLease) continue;
+    try {
+      const applied = await repair.applyAfterLease({ paths: options.paths, migration: fix, force: Boolean(options.force), ...(sink.run ? { run: sink.run } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+      outcomes.push(outcome(repair, applied, sink));
+    } catch (error) {
+      outcomes.push({ id: repair.id, description: repair.description, status: "failed", detail: describeError(error) });
+    }
+  }
   // The repairs (a migration of thousands of sources) leave a large heap behind; the re-check starts from what is live.
   releaseMemory();
   const after = await collect(ctx, checks);
-  return result(options, after.findings, { findingsBefore: before.findings, repairs: outcomes, ...migration(sink.run) });
+  return result(options, after.findings, { findingsBefore: before.findings, repairs: outcomes, ...migration(sink.run), ...(sink.formatUpgrade ? { formatUpgrade: sink.formatUpgrade } : {}) });
 }
 
 /** Exit code for a doctor result: 1 on error findings or failed repairs (warnings too with strict). */

@@ -1,5 +1,6 @@
 // The doctor frame's vocabulary: findings are data, repairs are the safe fixes `doctor --fix` may apply.
 import type { MigrationPlan, MigrationProgress, MigrationRunResult } from "../migration/types.js";
+import type { UpgradeFormatResult } from "../migration/upgrade-format.js";
 import type { GlobalDatabase } from "../state/state-databases.js";
 import type { StatePaths } from "../state/paths.js";
 
@@ -27,6 +28,8 @@ export interface CheckContext {
   deep: boolean;
   verbose: boolean;
   onProgress?: (event: DoctorProgress) => void;
+  /** The legacy plan, once the legacy check has run (later checks see what the migration will create). */
+  migrationPlan?: MigrationPlan;
 }
 
 /** `doctor --fix` options that shape the legacy migration. */
@@ -51,6 +54,17 @@ export interface RepairReport {
   /** The repair ran but did not do its job (e.g. a migration run that failed). */
   failed?: boolean;
   migration?: MigrationRunResult;
+  formatUpgrade?: UpgradeFormatResult;
+}
+
+/** What a repair that runs after the lease phase sees: the files are closed, the migration (if any) has run. */
+export interface AfterLeaseContext {
+  paths: StatePaths;
+  migration: MigrationFixOptions;
+  /** The migration run of this `doctor --fix`, if one ran (its verified archive covers what came after it). */
+  run?: MigrationRunResult;
+  force: boolean;
+  onProgress?: (event: DoctorProgress) => void;
 }
 
 export type RepairApplyResult = string | void | RepairReport;
@@ -66,6 +80,11 @@ export interface Repair {
    * moving a whole legacy state dir into the place of a state dir that does not exist yet.
    */
   applyBeforeOpen?(ctx: { paths: StatePaths }): RepairApplyResult;
+  /**
+   * Runs after every other repair, once the lease is released and the global DB closed: for a repair that replaces
+   * the database files themselves (the format upgrade takes its own lease and lock file).
+   */
+  applyAfterLease?(ctx: AfterLeaseContext): Promise<RepairApplyResult>;
 }
 
 export interface CheckResult {

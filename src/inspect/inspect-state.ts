@@ -6,7 +6,7 @@ import type { GlobalDB } from "../state/generated/global-db.js";
 import { listLeases, MAINTENANCE_SCOPE, type LeaseInfo } from "../state/lease.js";
 import type { StatePaths } from "../state/paths.js";
 import { probeDatabase, type DatabaseProbe } from "../state/probe.js";
-import { discoverAgentDirs, listRegisteredAgents, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { discoverAgentDirs, listRegisteredAgents, openLedgerDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { agentSessionStats, type AgentSessionStats } from "../sessions/session-stats.js";
 import { takeLegacyInventory, type LegacyInventory } from "../migration/legacy-inventory.js";
 import { detectSources, foreignFormatReason } from "../migration/plan-migration.js";
@@ -83,6 +83,27 @@ function readGlobal(db: GlobalDatabase): GlobalExtra {
   };
 }
 
+/**
+ * OpenClaw's current global format keeps the lease, the registry, the migration and backup ledgers in tables with
+ * the same columns as ours (registry paths relative to the state dir): read those, count the rest by name.
+ */
+function readOpenclawLedger(paths: StatePaths, probe: DatabaseProbe): GlobalExtra | undefined {
+  if (probe.status !== "foreign" || probe.format?.id !== "openclaw" || !probe.format.current) return undefined;
+  let db: GlobalDatabase;
+  try {
+    db = openLedgerDatabase(paths, { mode: "read" });
+  } catch {
+    return undefined; // the probe already says what is wrong with the file
+  }
+  try {
+    const read = readGlobal(db);
+    const registry = read.registry.map((r) => ({ ...r, path: path.resolve(paths.stateDir, r.path) }));
+    return { ...read, tables: probe.foreignRowCounts ?? read.tables, registry };
+  } finally {
+    db.close();
+  }
+}
+
 function toInspected(probe: DatabaseProbe, tables: Record<string, number> | undefined, sessions?: AgentSessionStats): InspectedDatabase {
   const { check: _check, foreignRowCounts, ...rest } = probe as DatabaseProbe & { extra?: unknown };
   delete (rest as { extra?: unknown }).extra;
@@ -113,7 +134,7 @@ export function inspectState(options: InspectOptions): InspectResult {
   const probeOptions = { deep: Boolean(options.check), skipCheck: !options.check, countForeignRows: true };
   const databases: InspectedDatabase[] = [];
   const globalProbe = probeDatabase<GlobalDB, GlobalExtra>(paths.globalDbPath, "global", undefined, probeOptions, readGlobal);
-  const extra = globalProbe.extra;
+  const extra = globalProbe.extra ?? readOpenclawLedger(paths, globalProbe);
   if (globalProbe.status !== "missing") databases.push(toInspected(globalProbe, extra?.tables));
 
   const agentPaths = new Map<string, string>();

@@ -6,7 +6,7 @@ import { releaseMemory } from "../core/heap.js";
 import { createQueryBuilder } from "../state/database.js";
 import type { Selectable } from "kysely";
 import type { GlobalDB, MigrationSourcesTable } from "../state/generated/global-db.js";
-import type { AgentDatabase, GlobalDatabase } from "../state/state-databases.js";
+import { isOpenclawLedger, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import type { ImportCounts, MigrationRunResult, SourceKind, SourceOutcome } from "./types.js";
 
 /** Schema name of the global DB when attached to an agent DB connection for the per-source transaction. */
@@ -69,18 +69,20 @@ export interface SourceRowInput {
   report: SourceReport;
 }
 
-function rowValues(input: SourceRowInput) {
+/** `openclaw`: OpenClaw's own ledger tables, which record the source path absolute and always an `imported_at`. */
+function rowValues(input: SourceRowInput, dialect: "ours" | "openclaw" = "ours") {
+  const openclaw = dialect === "openclaw";
   return {
     source_key: input.key,
     migration_kind: input.kind,
-    source_path: input.relativePath,
+    source_path: openclaw ? input.report.path : input.relativePath,
     target_table: input.targetTable,
     source_sha256: input.sha256,
     source_size_bytes: input.sizeBytes,
     source_record_count: input.records,
     last_run_id: input.runId,
     status: input.status,
-    imported_at: input.importedAt,
+    imported_at: input.importedAt ?? (openclaw ? Date.now() : null),
     removed_source: input.removed ? 1 : 0,
     report_json: JSON.stringify(input.report),
   };
@@ -116,7 +118,7 @@ export function writeSourceAttached(db: AgentDatabase, input: SourceRowInput): v
 
 /** Inside the per-source transaction on the global DB (global-target importers): commits with the rows. */
 export function writeSourceInTransaction(db: GlobalDatabase, input: SourceRowInput): void {
-  const values = rowValues(input);
+  const values = rowValues(input, isOpenclawLedger(db) ? "openclaw" : "ours");
   db.run(db.q.insertInto("migration_sources").values(values).onConflict((oc) => oc.column("source_key").doUpdateSet(values)));
 }
 

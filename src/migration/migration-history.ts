@@ -3,7 +3,7 @@ import fs from "node:fs";
 import { SchemaFormatError, SchemaVersionError } from "../core/errors.js";
 import { listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
 import type { StatePaths } from "../state/paths.js";
-import { openGlobalDatabase } from "../state/state-databases.js";
+import { isOpenclawLedger, openLedgerDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { countRuns, listRuns, parseRunReport } from "./ledger.js";
 import type { RunTotals, SourceOutcome } from "./types.js";
 
@@ -55,9 +55,9 @@ export function migrationHistory(options: MigrationHistoryOptions): MigrationHis
   const { paths } = options;
   const base = { stateDir: paths.stateDir, databasePath: paths.globalDbPath };
   if (!fs.existsSync(paths.globalDbPath)) return { ...base, total: 0, runs: [] };
-  let db: ReturnType<typeof openGlobalDatabase>;
+  let db: GlobalDatabase;
   try {
-    db = openGlobalDatabase(paths, { mode: "read" });
+    db = openLedgerDatabase(paths, { mode: "read" });
   } catch (error) {
     // OpenClaw's own databases keep no migration_runs of this tool: an empty history, said why (never a crash).
     if (!(error instanceof SchemaFormatError || error instanceof SchemaVersionError)) throw error;
@@ -77,7 +77,8 @@ export function migrationHistory(options: MigrationHistoryOptions): MigrationHis
         const backupPath = typeof report.backupPath === "string" ? report.backupPath : null;
         return {
           id: row.id,
-          kind: report.kind ?? "legacy-state",
+          // A run OpenClaw's own doctor recorded carries its own report (no kind of ours).
+          kind: report.kind ?? (isOpenclawLedger(db) ? "openclaw" : "legacy-state"),
           status: abandoned ? "interrupted" : row.status,
           recordedStatus: row.status,
           interrupted: abandoned || report.interrupted === true,

@@ -5,7 +5,7 @@ import path from "node:path";
 import { collectGarbage } from "../core/heap.js";
 import { describeError } from "../core/errors.js";
 import { isOpenclawFormat, type DbFormat } from "../state/db-format.js";
-import { agentDbPath, type StatePaths } from "../state/paths.js";
+import { agentDbPath, isPathInside, type StatePaths } from "../state/paths.js";
 import { openGlobalDatabase, readDatabaseFormat, type GlobalDatabase } from "../state/state-databases.js";
 import { IMPORTERS } from "./importers/index.js";
 import { compareText, takeInventory, type Inventory } from "./inventory.js";
@@ -128,10 +128,18 @@ export function detectSources(paths: StatePaths): Detection {
   const detected = IMPORTERS.flatMap((importer) => importer.detect(ctx).map((source) => ({ importer, source }))).filter(({ source }) => {
     // OpenClaw 2026.6.33 and 2026.9.6 still read agents/<id>/agent/models.json at runtime (its doctor leaves it):
     // beside an agent database in their format it is live state, not a legacy source.
-    const format = source.agentId ? formats.agents.get(source.agentId) : undefined;
-    if (source.kind !== "model-catalog" || !isOpenclawFormat(format)) return true;
-    live.set(path.resolve(source.path), `OpenClaw's live model catalog (its runtime reads it beside an agent database in ${format.writtenBy}'s format)`);
-    return false;
+    // An agent without a database yet goes by the global DB's format (its runtime reads the file all the same).
+    const format = source.agentId ? formats.agents.get(source.agentId) ?? formats.global : undefined;
+    if (source.kind === "model-catalog" && isOpenclawFormat(format)) {
+      live.set(path.resolve(source.path), `OpenClaw's live model catalog (its runtime reads it beside an agent database in ${format.writtenBy}'s format)`);
+      return false;
+    }
+    // Its format has no table for media bytes either: <stateDir>/media/ is its live media store beside such a global DB.
+    if (source.kind === "media" && isOpenclawFormat(formats.global) && isPathInside(path.join(paths.stateDir, "media"), source.path)) {
+      live.set(path.resolve(source.path), `OpenClaw's live media store (its runtime reads media/ files beside a global database in ${formats.global.writtenBy}'s format)`);
+      return false;
+    }
+    return true;
   });
   return { inv, ctx, detected, live, formats };
 }

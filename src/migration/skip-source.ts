@@ -4,7 +4,7 @@ import path from "node:path";
 import { OperationError, UsageError } from "../core/errors.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { acquireMaintenanceLease } from "../state/lease.js";
-import { openGlobalDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { openLedgerDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { newRunId } from "./apply-migration.js";
 import { sha256Of } from "./json-source.js";
 import { hashFile } from "./line-stream.js";
@@ -145,7 +145,8 @@ export interface MigrateSkipOptions extends Omit<SkipSourceOptions, "global"> {
 export function migrateSkip(options: MigrateSkipOptions): SkipSourceResult {
   const checked = skipSource({ ...options, dryRun: true });
   if (options.dryRun) return checked;
-  const global = openGlobalDatabase(options.paths, { mode: "write", create: true });
+  // The ledger may be OpenClaw's own (a state `doctor --fix` left in its format): the skip row goes there.
+  const global = openLedgerDatabase(options.paths, { mode: "write", create: true });
   try {
     const lease = acquireMaintenanceLease(global, { command: "migrate skip", force: options.force });
     try {

@@ -339,7 +339,7 @@ export interface RunTotals {
   bytes: number;
 }
 
-export type MigrationPhase = "plan" | "backup" | "config" | "layout" | "import" | "retire" | "record";
+export type MigrationPhase = "plan" | "backup" | "config" | "layout" | "import" | "retire" | "record" | "upgrade";
 
 /** Progress for a TTY spinner: core code reports, the CLI renders. */
 export interface MigrationProgress {

@@ -14,6 +14,7 @@ import { authAgentIds, readModelCatalogRows } from "../state/upgrade/upgrade-glo
 import { tryNormalizeAgentId } from "../state/agent-id.js";
 import { agentDbPath } from "../state/paths.js";
 import { modelCatalogFile } from "./importers/model-catalogs.js";
+import { mediaWriteBackPlan, writeBackMedia } from "./media-write-back.js";
 import type { DbUpgradeResult } from "../state/upgrade/types.js";
 import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
 
@@ -35,6 +36,13 @@ export interface UpgradeFormatOptions {
   dryRun?: boolean;
   /** Default true: a verified archive before any file is replaced. */
   backup?: boolean;
+  /**
+   * A verified archive the caller took earlier in the same maintenance run (`doctor --fix`'s pre-migration backup):
+   * with the replaced files kept under migrated/, it covers this run, so no second archive is written.
+   */
+  coveredBy?: string;
+  /** Who holds the lease, as shown to other commands (default `migrate upgrade`). */
+  command?: string;
   backupDir?: string;
   force?: boolean;
   now?: () => number;
@@ -127,10 +135,13 @@ export async function upgradeFormat(options: UpgradeFormatOptions): Promise<Upgr
   let lock: StateLock | undefined;
   let lockFile: BootstrapLock | null = null;
   try {
-    lock = acquireStateLock(paths, lease, { command: "migrate upgrade", force: options.force ?? false });
+    const command = options.command ?? "migrate upgrade";
+    lock = acquireStateLock(paths, lease, { command, force: options.force ?? false });
     // The lease row lives in the global file this replaces: the <stateDir>.lock file holds the state across the swap.
-    lockFile = acquireBootstrapLock(paths.stateDir, { command: "migrate upgrade", force: options.force ?? false });
-    if (options.backup !== false) {
+    lockFile = acquireBootstrapLock(paths.stateDir, { command, force: options.force ?? false });
+    if (options.coveredBy) {
+      result.backupPath = options.coveredBy;
+    } else if (options.backup !== false) {
       options.onProgress?.("backing up…");
       const backup = await (options.takeBackup ?? takePreMigrationBackup)({ paths, ...(options.backupDir ? { output: options.backupDir } : {}) });
       result.backupPath = backup.archivePath;
@@ -159,8 +170,21 @@ export async function upgradeFormat(options: UpgradeFormatOptions): Promise<Upgr
     lease.close();
     const upgraded = upgradeStateDatabases({ paths, targets, now: now() });
     fsyncDir(keptDir);
-    restoreModelCatalogs(paths, catalogs, result);
+    const restored = restoreModelCatalogs(paths, catalogs, result);
     result.databases = upgraded.map((u, i) => ({ ...u, keptAt: targets[i]?.keepAt ?? null }));
+    const global = result.databases.find((d) => d.role === "global");
+    let media = 0;
+    if (global?.keptAt) {
+      const back = writeBackMedia(paths, global.keptAt);
+      result.restoredFiles.push(...back.written);
+      result.warnings.push(...back.warnings);
+      media = back.written.length;
+    }
+    // A catalog or a media file written back has its place (the file OpenClaw reads): only the others stay "unmapped".
+    if (global) {
+      settleUnmapped(global.unmapped, "agent_model_catalogs", restored);
+      settleUnmapped(global.unmapped, "media_blobs", media);
+    }
     result.keptDir = keptDir;
     result.status = "completed";
     return result;
@@ -169,6 +193,13 @@ export async function upgradeFormat(options: UpgradeFormatOptions): Promise<Upgr
     lease.close();
     lockFile?.release();
   }
+}
+
+function settleUnmapped(unmapped: Record<string, number>, table: string, placed: number): void {
+  if (unmapped[table] === undefined) return;
+  const left = unmapped[table] - placed;
+  if (left > 0) unmapped[table] = left;
+  else delete unmapped[table];
 }
 
 /** The files a run would create besides the new databases (read-only: nothing is written to find out). */
@@ -181,7 +212,7 @@ function alsoCreated(paths: StatePaths, plan: UpgradePlanItem[]): string[] {
   const catalogs = readModelCatalogRows(paths.globalDbPath)
     .map((c) => modelCatalogFile(paths.stateDir, c.catalogKey))
     .filter((file): file is string => file !== null && !fs.existsSync(file));
-  return [...created, ...catalogs];
+  return [...created, ...catalogs, ...mediaWriteBackPlan(paths, paths.globalDbPath)];
 }
 
 /**
@@ -189,7 +220,8 @@ function alsoCreated(paths: StatePaths, plan: UpgradePlanItem[]): string[] {
  * agent_model_catalogs. Each is written back (0600, never over an existing file, never through a link); a row whose
  * key names no valid agent dir, or whose file is already there, stays only in the kept database and is named.
  */
-function restoreModelCatalogs(paths: StatePaths, catalogs: Array<{ catalogKey: string; rawJson: string }>, result: UpgradeFormatResult): void {
+function restoreModelCatalogs(paths: StatePaths, catalogs: Array<{ catalogKey: string; rawJson: string }>, result: UpgradeFormatResult): number {
+  let written = 0;
   for (const catalog of catalogs) {
     const file = modelCatalogFile(paths.stateDir, catalog.catalogKey);
     if (!file || !isPathInside(paths.stateDir, file)) {
@@ -201,9 +233,11 @@ function restoreModelCatalogs(paths: StatePaths, catalogs: Array<{ catalogKey: s
       const text = `${JSON.stringify(JSON.parse(catalog.rawJson), null, 2)}\n`;
       fs.writeFileSync(file, text, { mode: 0o600, flag: "wx" });
       result.restoredFiles.push(file);
+      written += 1;
     } catch (error) {
       const why = (error as NodeJS.ErrnoException).code === "EEXIST" ? "a file is already there (left as it is)" : describeError(error);
       result.warnings.push(`Model catalog of ${catalog.catalogKey} not written back to ${file}: ${why}; the rows stay in the kept global database.`);
     }
   }
+  return written;
 }

@@ -2,13 +2,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError } from "../core/errors.js";
-import { isOurFormat } from "../state/db-format.js";
 import { acquireStateLock, openLeaseDatabase, type StateLock } from "../state/lease.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
-import { listRegisteredAgents, unregisterAgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
+import { listRegisteredAgents, type GlobalDatabase } from "../state/state-databases.js";
 import { assertSafeTarget, removeNoFollow } from "./path-safety.js";
 import { planReset, type ResetKind, type ResetNote, type ResetPlan, type ResetScope, type ResetTarget } from "./plan-reset.js";
-import { clearCredentialTables, type TableCount } from "./credential-stores.js";
+import { canClearCredentials, clearCredentialTables, clearKeptCredentialRows, type TableCount } from "./credential-stores.js";
 import type { ResetBackupInfo } from "./reset-backup.js";
 import { readResetInputs } from "./reset-inputs.js";
 
@@ -113,14 +112,17 @@ function openForLease(options: ResetOptions, warnings: string[]): GlobalDatabase
   }
 }
 
-/** Drops agent_databases rows whose database this reset removed or that no longer exists inside the state dir. */
+/**
+ * Drops agent_databases rows whose database this reset removed or that no longer exists inside the state dir.
+ * Rows are matched by agent id and stored path (OpenClaw's key is both; its paths are relative to the state dir).
+ */
 function dropStaleRegistryRows(global: GlobalDatabase, paths: StatePaths, removed: ReadonlySet<string>): string[] {
   return global.immediate(() => {
     const dropped: string[] = [];
     for (const row of listRegisteredAgents(global)) {
-      const p = path.resolve(row.path);
+      const p = path.resolve(paths.stateDir, row.path);
       if (removed.has(p) || (isPathInside(paths.stateDir, p) && !fs.existsSync(p))) {
-        unregisterAgentDatabase(global, row.agent_id);
+        global.run(global.q.deleteFrom("agent_databases").where("agent_id", "=", row.agent_id).where("path", "=", row.path));
         dropped.push(row.agent_id);
       }
     }
@@ -148,15 +150,15 @@ function removeTargets(targets: readonly ResetTarget[], options: ResetOptions, r
 }
 
 /**
- * config+creds+sessions deletes the credential rows of the global DB: in OpenClaw's own format they live in its
- * tables (config_machine_state, the agent DBs' auth_profile_store …), which this tool does not interpret yet. A
- * reset that left them would claim credentials gone that are not: refused, before anything is removed.
+ * config+creds+sessions deletes the credential rows of the global DB. This tool knows where they are in its own
+ * format and in OpenClaw's current one (credential-stores.ts); in any other (OpenClaw 2026.6.x, a release between,
+ * a newer one) a reset that left them would claim credentials gone that are not: refused, before anything is removed.
  */
 function refuseForeignCredentials(scope: ResetScope, foreignFormat: string | undefined, paths: StatePaths): void {
   if (!foreignFormat || scope !== "config+creds+sessions") return;
   throw new OperationError(
     "reset_foreign_format",
-    `The global database ${paths.globalDbPath} was written by ${foreignFormat}: its credentials live in that format's own tables, which openclaw-state cannot clear yet; nothing was removed — use \`--scope config\` or \`--scope full\` (file removals only), or OpenClaw's own commands for its credentials.`,
+    `The global database ${paths.globalDbPath} was written by ${foreignFormat}: openclaw-state does not know where that format keeps its credentials, so it cannot clear them; nothing was removed — use \`--scope config\` or \`--scope full\` (file removals only), or OpenClaw's own commands for its credentials.`,
     { path: paths.globalDbPath },
   );
 }
@@ -209,7 +211,7 @@ export async function runReset(options: ResetOptions): Promise<ResetResult> {
 
     clearTables(global, final, options, result);
     removeTargets(final.targets.filter((t) => !t.afterClose), options, result);
-    if (global && isOurFormat(global.format) && scope === "config+creds+sessions") {
+    if (global && canClearCredentials(global.format) && scope === "config+creds+sessions") {
       const removedDbs = new Set(result.removed.filter((r) => r.kind === "agent-db").map((r) => r.path));
       result.registryRowsRemoved = dropStaleRegistryRows(global, paths, removedDbs);
     }
@@ -230,23 +232,48 @@ export async function runReset(options: ResetOptions): Promise<ResetResult> {
   }
 }
 
-/** Deletes the credential rows the plan names, in one transaction; a failure is reported like a failed removal. */
+/** `config_machine_state 'authProfiles.store'`, `auth_profile_stores in migrated/…/openclaw.sqlite`: for the live lines. */
+function tableLabel(t: TableCount, paths: StatePaths): string {
+  const key = t.key !== undefined ? ` '${t.key}'` : "";
+  return t.database ? `${t.table}${key} in ${path.relative(paths.stateDir, t.database)}` : `${t.table}${key}`;
+}
+
+function clearFailed(options: ResetOptions, result: ResetResult, where: string, error: string): void {
+  const failure = { path: where, kind: "global-db" as const, error };
+  result.failed.push(failure);
+  options.onEvent?.({ type: "failed", ...failure });
+}
+
+/**
+ * Deletes the credential rows the plan names: the live global DB's in one transaction, then each kept design-v1
+ * DB's in one transaction of its own; a failure is reported like a failed removal and the rest goes on.
+ */
 function clearTables(global: GlobalDatabase | undefined, plan: ResetPlan, options: ResetOptions, result: ResetResult): void {
   if (plan.tables.length === 0) return;
-  const where = options.paths.globalDbPath;
-  if (!global) {
-    const failure = { path: where, kind: "global-db" as const, error: `credential rows in ${plan.tables.map((t) => t.table).join(", ")} were not deleted: the global database could not be opened` };
-    result.failed.push(failure);
-    options.onEvent?.({ type: "failed", ...failure });
-    return;
+  const live = plan.tables.filter((t) => t.database === undefined);
+  const done = (cleared: TableCount[]): void => {
+    result.tablesCleared.push(...cleared);
+    for (const t of cleared) options.onEvent?.({ type: "cleared", table: tableLabel(t, options.paths), rows: t.rows });
+  };
+  if (live.length > 0) {
+    const where = options.paths.globalDbPath;
+    if (!global) clearFailed(options, result, where, `credential rows in ${live.map((t) => t.table).join(", ")} were not deleted: the global database could not be opened`);
+    else {
+      try {
+        done(clearCredentialTables(global, live));
+      } catch (error) {
+        clearFailed(options, result, where, `credential rows were not deleted: ${describeError(error)}`);
+      }
+    }
   }
-  try {
-    result.tablesCleared = clearCredentialTables(global, plan.tables.map((t) => t.table));
-    for (const t of result.tablesCleared) options.onEvent?.({ type: "cleared", table: t.table, rows: t.rows });
-  } catch (error) {
-    const failure = { path: where, kind: "global-db" as const, error: `credential rows were not deleted: ${describeError(error)}` };
-    result.failed.push(failure);
-    options.onEvent?.({ type: "failed", ...failure });
+  for (const file of [...new Set(plan.tables.flatMap((t) => (t.database ? [t.database] : [])))]) {
+    try {
+      // Re-checked now: still a regular file inside the state dir, reached without a link.
+      assertSafeTarget({ path: file, root: options.paths.stateDir, isStateDir: false }, options.paths);
+      done(clearKeptCredentialRows(file, plan.tables));
+    } catch (error) {
+      clearFailed(options, result, file, `credential rows of this kept design-v1 database were not deleted: ${describeError(error)}`);
+    }
   }
 }
 

@@ -8,7 +8,7 @@ import { discoverAgentDirs } from "../state/state-databases.js";
 import { inspectStateDir, notADirectoryError } from "../state/state-dir.js";
 import { IMPORTERS } from "../migration/importers/index.js";
 import { MIGRATED_DIR } from "../migration/retire.js";
-import { migratedRunDirs, retiredCopyCandidates, type LedgerSource, type TableCount } from "./credential-stores.js";
+import { keptAgentDatabases, keptGlobalDatabases, migratedRunDirs, retiredCopyCandidates, type LedgerSource, type TableCount } from "./credential-stores.js";
 import { assertSafeRoot, assertSafeTarget, entryType, type EntryType } from "./path-safety.js";
 
 export const RESET_SCOPES = ["config", "config+creds+sessions", "full"] as const;
@@ -18,7 +18,7 @@ export type ResetScope = (typeof RESET_SCOPES)[number];
 export const RESET_SCOPE_HINTS: Record<ResetScope, string> = {
   config: "the config file only",
   "config+creds+sessions":
-    "config, credentials (the credentials dir, credential rows of the global database, legacy and migrated/ copies), every agent database (sessions, transcripts) and legacy sessions dirs; the global database stays",
+    "config, credentials (the credentials dir, credential rows of the global database and of the design-v1 databases kept under migrated/, legacy and migrated/ copies), every agent database (sessions, transcripts, per-agent auth profiles) and legacy sessions dirs; the global database stays",
   full: "the whole state dir plus config/credentials outside it; workspaces outside it and the backup dir stay",
 };
 
@@ -86,7 +86,7 @@ export interface PlanResetInput {
   registry?: readonly RegisteredAgentDb[];
   /** Known workspace paths (config, workspace_setup_state, default names). */
   workspaces?: readonly string[];
-  /** Row counts of the credential tables, when the global DB could be read. */
+  /** Row counts of the credential tables (live global DB, and kept design-v1 DBs: `database` set), when readable. */
   credentialTables?: readonly TableCount[];
   /** Ledger rows of credential and session sources: where their copies sit under migrated/<run>/. */
   ledgerSources?: readonly LedgerSource[];
@@ -195,7 +195,7 @@ function addAgentDatabases(b: PlanBuilder, paths: StatePaths, registry: readonly
       const side = `${dbPath}${suffix}`;
       if (entryType(side) !== null) b.target(side, "db-sidecar", `${suffix.slice(1).toUpperCase()} sidecar of an agent database`, paths.stateDir, extra);
     }
-    if (entryType(dbPath) !== null) b.target(dbPath, "agent-db", `agent database${agentId ? ` of "${agentId}"` : ""} (sessions, transcripts)`, paths.stateDir, extra);
+    if (entryType(dbPath) !== null) b.target(dbPath, "agent-db", `agent database${agentId ? ` of "${agentId}"` : ""} (sessions, transcripts; in OpenClaw's format also the agent's own auth profiles)`, paths.stateDir, extra);
   }
 }
 
@@ -236,6 +236,24 @@ function addMigratedCopies(b: PlanBuilder, paths: StatePaths, ledger: readonly L
         if (entryType(copy) !== null && !b.covered(copy)) b.target(copy, "migrated-copy", `${source.kind} copy retired by migration run ${run}`, paths.stateDir);
       }
     }
+  }
+}
+
+/**
+ * The design-v1 agent DBs the format upgrade kept under migrated/format-upgrade-<time>/: sessions and transcripts,
+ * which the scope names, so the files go (sidecars first). The kept global DB stays: it is the only home of rows
+ * OpenClaw's format has no place for; the scope clears its credential rows instead (see `tables`).
+ */
+function addKeptAgentDatabases(b: PlanBuilder, paths: StatePaths): void {
+  for (const dbPath of keptAgentDatabases(paths)) {
+    if (b.covered(dbPath)) continue;
+    const run = path.relative(path.join(paths.stateDir, MIGRATED_DIR), dbPath).split(path.sep)[0];
+    const reason = `design-v1 agent database (sessions, transcripts) kept by the format upgrade ${run}`;
+    for (const suffix of DB_SIDECAR_SUFFIXES) {
+      const side = `${dbPath}${suffix}`;
+      if (entryType(side) !== null) b.target(side, "migrated-copy", `${suffix.slice(1).toUpperCase()} sidecar of a ${reason}`, paths.stateDir);
+    }
+    b.target(dbPath, "migrated-copy", reason, paths.stateDir);
   }
 }
 
@@ -318,11 +336,15 @@ export function planReset(input: PlanResetInput): ResetPlan {
       addLegacySessions(b, paths);
       addLegacyCredentialFiles(b, paths, input.legacyCredentialFiles ?? []);
       addMigratedCopies(b, paths, input.ledgerSources ?? []);
+      addKeptAgentDatabases(b, paths);
     }
   }
   // Scope full removes the global DB file itself; the narrower scope keeps the DB but not the secrets in it.
   const tables = scope === "config+creds+sessions" ? (input.credentialTables ?? []).filter((t) => t.rows > 0) : [];
   keepCommon(b, scope, paths, workspaces);
+  if (scope === "config+creds+sessions") {
+    for (const kept of keptGlobalDatabases(paths)) b.keep(kept, "design-v1 global database kept by the format upgrade: its credential rows are deleted (listed above), its other rows stay");
+  }
   // Removal order: everything that does not hold the global DB first, in planned order.
   const targets = [...b.targets.filter((t) => !t.afterClose), ...b.targets.filter((t) => t.afterClose)];
   return { scope, stateDir: paths.stateDir, targets, tables, kept: b.kept, skipped: b.skipped };

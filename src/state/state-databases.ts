@@ -6,7 +6,7 @@ import type { GlobalDB } from "./generated/global-db.js";
 import { SCHEMA_VERSION } from "./generated/ddl.js";
 import { describeError } from "../core/errors.js";
 import { openDatabase, StateDatabase, type DbRole, type OpenMode } from "./database.js";
-import type { DbFormat } from "./db-format.js";
+import { isOurFormat, type DbFormat } from "./db-format.js";
 import { normalizeAgentId, tryNormalizeAgentId } from "./agent-id.js";
 import { AGENT_DB_FILENAME, agentDbPath, type StatePaths } from "./paths.js";
 import { fileSize } from "./private-fs.js";
@@ -22,6 +22,24 @@ export interface OpenStateDbOptions {
 
 export function openGlobalDatabase(paths: StatePaths, options: OpenStateDbOptions): GlobalDatabase {
   return openDatabase<GlobalDB>({ path: paths.globalDbPath, role: "global", root: paths.stateDir, ...options });
+}
+
+/**
+ * The global DB for the migration ledger and the lease only: this tool's format, or OpenClaw's current one, whose
+ * `migration_runs` / `migration_sources` / `state_leases` have the same columns (OpenClaw records source paths
+ * absolute and requires `imported_at`: ledger.ts writes them so). Any other format is refused as openGlobalDatabase
+ * refuses it.
+ */
+export function openLedgerDatabase(paths: StatePaths, options: OpenStateDbOptions): GlobalDatabase {
+  const db = openDatabase<GlobalDB>({ path: paths.globalDbPath, role: "global", root: paths.stateDir, ...options, formats: "any" });
+  if (db.format.id === "new" || isOurFormat(db.format) || (db.format.id === "openclaw" && db.format.current)) return db;
+  db.close();
+  return openGlobalDatabase(paths, options);
+}
+
+/** The ledger is OpenClaw's own tables (absolute source paths, `imported_at` required). */
+export function isOpenclawLedger(db: GlobalDatabase): boolean {
+  return db.format.id === "openclaw";
 }
 
 export interface OpenAgentDbOptions extends OpenStateDbOptions {

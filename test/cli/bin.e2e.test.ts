@@ -31,7 +31,8 @@ describe("bin/openclaw-state.js", () => {
     expect(inspect.code).toBe(0);
     const doc = JSON.parse(inspect.stdout);
     expect(doc).toMatchObject({ version: 1, ok: true, command: "inspect", stateDir: paths.stateDir });
-    expect(doc.databases[0]).toMatchObject({ role: "global", status: "ok", schemaVersion: 1 });
+    // --fix leaves the state in OpenClaw's current format (global v18): `foreign` = a released OpenClaw's format.
+    expect(doc.databases[0]).toMatchObject({ role: "global", status: "foreign", schemaVersion: 18, format: { id: "openclaw", current: true } });
     expect(doc.databases[0].tables.schema_meta).toBe(1);
   });
 

@@ -96,8 +96,9 @@ describe("CLI frame", () => {
   it("renders doctor findings with marks and a summary line", async () => {
     const { env, paths } = makeTempState();
     openAgentDatabase(paths, "main", { mode: "write", create: true }).close();
+    expect((await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], env)).code).toBe(0);
     const run = await runInProcess(["doctor"], env);
-    expect(run.stdout).toMatch(/✓ Global database ok/);
+    expect(run.stdout).toMatch(/✓ Global database written by OpenClaw 2026\.9\.6/);
     expect(run.stdout).toMatch(/0 error\(s\), 0 warning\(s\), \d+ ok/);
     expect(run.stderr).toBe("");
   });

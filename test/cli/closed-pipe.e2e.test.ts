@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveStatePaths } from "../../src/state/paths.js";
 import { appendTranscript, seedSessions } from "../helpers/seed-sessions.js";
+import { migrate } from "../helpers/migration.js";
 import { binPath, fixturesDir, runInProcess } from "../helpers/temp-state.js";
 
 // One seeded state for the whole file (makeTempState's dirs are removed after each test).
@@ -19,8 +20,8 @@ beforeAll(async () => {
   fs.cpSync(path.join(fixturesDir, "legacy-state"), path.join(root, ".openclaw"), { recursive: true });
   const env = { PATH: process.env.PATH, HOME: root, OPENCLAW_STATE_DIR: path.join(root, ".openclaw") };
   state = { root, env, paths: resolveStatePaths({ env }) };
-  const fix = await runInProcess(["doctor", "--fix", "--yes"], state.env);
-  expect(fix.code, fix.stderr).toBe(0);
+  // The importers' design-v1 state (an earlier openclaw-state's output), where the seeding helpers write their rows.
+  await migrate(state.paths);
   const now = Date.now();
   seedSessions(state.paths, "main", Array.from({ length: 3000 }, (_, i) => ({ sessionId: `p-${i}`, key: `agent:main:pipe:${i}`, updatedAt: now - i * 1000 })));
   appendTranscript(state.paths, "main", "p-0", Array.from({ length: 400 }, (_, i) => ({ type: "message", id: `m${i}`, message: { role: "user", content: `line ${i} ${"x".repeat(200)}` } })));

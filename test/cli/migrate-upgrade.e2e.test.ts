@@ -4,6 +4,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { migrate } from "../helpers/migration.js";
 import { fixturesDir as repoFixtures, makeTempDir, makeTempState, runBin, snapshotTree } from "../helpers/temp-state.js";
 
 const sha = (file: string): string => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
@@ -29,7 +30,7 @@ describe("migrate upgrade", () => {
   it("dry run, consent, upgrade with a verified backup and kept files, then nothing to do", async () => {
     const state = makeTempState("legacy-state");
     const backups = makeTempDir("ocs-upgrade-backups-");
-    expect((await runBin(["doctor", "--fix", "--yes", "--no-backup"], state.env)).code).toBe(0);
+    await migrate(state.paths); // what an earlier openclaw-state's doctor --fix left: the importers' design-v1 state
     const globalDb = path.join(state.stateDir, "state", "openclaw.sqlite");
     const agentDb = path.join(state.stateDir, "agents", "main", "agent", "openclaw-agent.sqlite");
     const before = { global: tableCounts(globalDb), agent: sha(agentDb) };
@@ -87,7 +88,7 @@ describe("migrate upgrade", () => {
 
   it("creates the agent database OpenClaw reads a non-main agent's auth from, registers it, and leaves no sidecars", async () => {
     const state = makeTempState("migration/auth");
-    expect((await runBin(["doctor", "--fix", "--yes", "--no-backup"], state.env)).code).toBe(0);
+    await migrate(state.paths); // what an earlier openclaw-state's doctor --fix left: the importers' design-v1 state
     const workDb = path.join(state.stateDir, "agents", "work", "agent", "openclaw-agent.sqlite");
     expect(fs.existsSync(workDb)).toBe(false);
     const dry = await runBin(["migrate", "upgrade", "--dry-run", "--json"], state.env);
@@ -110,7 +111,7 @@ describe("migrate upgrade", () => {
 
   it("a state with one database already in another format is refused whole: exit 1, the reason, nothing changed", async () => {
     const state = makeTempState("legacy-state");
-    expect((await runBin(["doctor", "--fix", "--yes", "--no-backup"], state.env)).code).toBe(0);
+    await migrate(state.paths); // what an earlier openclaw-state's doctor --fix left: the importers' design-v1 state
     // An agent DB in OpenClaw 2026.6.x's v1 beside our design-v1 global DB.
     const other = path.join(state.stateDir, "agents", "ops", "agent");
     fs.mkdirSync(other, { recursive: true, mode: 0o700 });

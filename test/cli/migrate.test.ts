@@ -6,7 +6,7 @@ import { GATEWAY_SCOPE } from "../../src/state/lease.js";
 import { openGlobalDatabase } from "../../src/state/state-databases.js";
 import { insertLease } from "../helpers/leases.js";
 import { makeTempState, runInProcess, snapshotTree } from "../helpers/temp-state.js";
-import { agentDbFile, rows } from "../helpers/migration.js";
+import { agentDbFile, rows, stagedDbFile } from "../helpers/migration.js";
 
 describe("doctor shows the legacy plan", () => {
   it("one finding per kind, per file with --verbose, and the full plan under --json", async () => {
@@ -79,13 +79,15 @@ describe("doctor --fix applies the migration", () => {
     expect(snapshotTree(path.join(stateDir, "agents"))).toEqual(before);
     const forced = await runInProcess(["doctor", "--fix", "--yes", "--no-backup", "--force"], env);
     expect(forced.code).toBe(0);
-    expect(rows(agentDbFile(paths), "SELECT count(*) AS n FROM sessions")).toEqual([{ n: 2 }]);
+    expect(rows(stagedDbFile(paths, "main"), "SELECT count(*) AS n FROM sessions")).toEqual([{ n: 2 }]);
+    expect(rows(agentDbFile(paths), "SELECT count(*) AS n FROM session_nodes")).toEqual([{ n: 2 }]);
   });
 
   it("--remove-sources deletes the migrated files", async () => {
     const { env, stateDir } = makeTempState("migration/simple");
     expect((await runInProcess(["doctor", "--fix", "--yes", "--no-backup", "--remove-sources"], env)).code).toBe(0);
-    expect(fs.existsSync(path.join(stateDir, "migrated"))).toBe(false);
+    // Only the staging databases the format upgrade replaced are kept (they may hold rows OpenClaw's format has no place for).
+    expect(fs.readdirSync(path.join(stateDir, "migrated")).map((d) => d.replace(/\d.*$/, ""))).toEqual(["format-upgrade-"]);
     expect(fs.existsSync(path.join(stateDir, "agents/main/sessions"))).toBe(false);
   });
 

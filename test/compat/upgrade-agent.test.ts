@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, realpathSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ourNode } from "./helpers/our-node.js";
+import { keptDesignV1, ourNode } from "./helpers/our-node.js";
 import { describeRun, makeSandbox, openclawInstall, pinnedVersions, REPO_ROOT, runDoctorFix, runOpenClaw, type DoctorRun, type RunResult, type Sandbox } from "./helpers/openclaw.js";
 import { sqliteReader } from "./helpers/sqlite-reader.js";
 
@@ -45,7 +45,7 @@ describe.skipIf(!install || !node || !existsSync(UPGRADE_JS))(`a design-v1 agent
     cpSync(FIXTURE, legacy, { recursive: true });
     const fix = runOurs([join(REPO_ROOT, "bin", "openclaw-state.js"), "doctor", "--fix", "--yes", "--no-backup"], { HOME: ours.home, OPENCLAW_STATE_DIR: legacy });
     expect(fix.code, fix.out).toBe(0);
-    designV1 = join(legacy, "agents", "main", "agent", "openclaw-agent.sqlite");
+    designV1 = keptDesignV1(legacy, join("agents", "main", "agent", "openclaw-agent.sqlite"));
     upgraded = join(ours.stateDir, "agents", "main", "agent", "openclaw-agent.sqlite");
     mkdirSync(dirname(upgraded), { recursive: true });
     const script = `

@@ -4,7 +4,7 @@
 // node_modules is built for it; `npm run build` first); OpenClaw runs under this suite's Node 24. Results are read
 // with the sqlite3 CLI / node:sqlite (sqliteReader), never with our own code.
 import { spawn, spawnSync } from "node:child_process";
-import { ourNode } from "./helpers/our-node.js";
+import { keptDesignV1, ourNode } from "./helpers/our-node.js";
 import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -85,7 +85,8 @@ describe.skipIf(!install || !ourNodeBin)(`openclaw@${current.version} reads a de
     cpSync(join(REPO_ROOT, "fixtures", "migration", "cron"), ours.stateDir, { recursive: true });
     const migrated = runOurs([join(REPO_ROOT, "bin", "openclaw-state.js"), "doctor", "--fix", "--yes", "--no-backup"], isolatedEnv(ours, { PATH: process.env.PATH ?? "" }));
     expect(migrated.code, migrated.out).toBe(0);
-    sourceDb = join(ours.stateDir, "state", "openclaw.sqlite");
+    // doctor --fix ends in OpenClaw's format; the design-v1 file it imported into is kept, and upgraded here again.
+    sourceDb = keptDesignV1(ours.stateDir, join("state", "openclaw.sqlite"));
     target = makeSandbox("upgraded-global");
     mkdirSync(join(target.stateDir, "state"), { recursive: true });
     const run = runOurs(["--input-type=module", "-e", UPGRADE_SCRIPT, sourceDb, target.stateDir], isolatedEnv(target, { PATH: process.env.PATH ?? "" }));

@@ -20,12 +20,16 @@ function healthyState() {
 }
 
 describe("doctor", () => {
-  it("reports a healthy state with no warnings", async () => {
+  it("reports an intact design-v1 state with only the format warning, and --fix leaves a state with no warnings", async () => {
     const { paths } = healthyState();
     const result = await runDoctor({ paths });
-    expect(ids(result)).toEqual([]);
-    expect(result.status).toBe("ok");
-    expect(result.summary.ok).toBeGreaterThanOrEqual(2);
+    expect(ids(result)).toEqual(["format.design-v1"]);
+    const fixed = await runDoctor({ paths, fix: true });
+    expect(fixed.repairs.map((r) => [r.id, r.status])).toEqual([["format.upgrade", "applied"]]);
+    expect(ids(fixed)).toEqual([]);
+    expect(fixed.status).toBe("ok");
+    expect(fixed.summary.ok).toBeGreaterThanOrEqual(2);
+    expect(ids(await runDoctor({ paths }))).toEqual([]);
   });
 
   it("reports a missing state dir without creating anything, and --fix creates the global DB", async () => {
@@ -34,7 +38,7 @@ describe("doctor", () => {
     expect(ids(check)).toEqual(["state-dir.missing"]);
     expect(fs.readdirSync(root)).toEqual([]);
     const fixed = await runDoctor({ paths, fix: true });
-    expect(fixed.repairs.map((r) => [r.id, r.status])).toEqual([["global-db.create", "applied"]]);
+    expect(fixed.repairs.map((r) => [r.id, r.status])).toEqual([["global-db.create", "applied"], ["format.upgrade", "applied"]]);
     expect(ids(fixed)).toEqual([]);
     expect(modeOf(paths.stateDir)).toBe(0o700);
     expect(modeOf(paths.globalDbPath)).toBe(0o600);
@@ -101,7 +105,7 @@ describe("doctor", () => {
     unregisterAgentDatabase(global, "ops");
     global.run(global.q.insertInto("agent_databases").values({ agent_id: "gone", path: path.join(paths.agentsDir, "gone/agent/openclaw-agent.sqlite"), schema_version: 1, last_seen_at: 1, size_bytes: 1 }));
     global.close();
-    expect(ids(await runDoctor({ paths })).sort()).toEqual(["registry.missing-file", "registry.unregistered"]);
+    expect(ids(await runDoctor({ paths })).sort()).toEqual(["format.design-v1", "registry.missing-file", "registry.unregistered"]);
     const fixed = await runDoctor({ paths, fix: true });
     expect(fixed.repairs.every((r) => r.status === "applied")).toBe(true);
     expect(ids(fixed)).toEqual([]);
@@ -115,7 +119,7 @@ describe("doctor", () => {
     fs.chmodSync(path.join(stateDir, "agents"), 0o755);
     const result = await runDoctor({ paths });
     // hooks.sh is no file of OpenClaw's design: reported as unknown as well.
-    expect(ids(result)).toEqual(["legacy.unknown", "modes.loose"]);
+    expect(ids(result)).toEqual(["legacy.unknown", "format.design-v1", "modes.loose"]);
     expect(result.findings[result.findings.length - 1]!.detail).toContain("0755");
     await runDoctor({ paths, fix: true });
     expect(modeOf(script)).toBe(0o700);

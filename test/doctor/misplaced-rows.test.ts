@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { FIRST_RELEASE_LOCATIONS } from "../../src/doctor/checks/misplaced-rows-check.js";
 import { runDoctor, type DoctorResult } from "../../src/doctor/run-doctor.js";
 import { openGlobalDatabase } from "../../src/state/state-databases.js";
-import { rows } from "../helpers/migration.js";
+import { rows, stagedDbFile } from "../helpers/migration.js";
 import { fixturesDir } from "../helpers/temp-state.js";
 import { FIRST_RELEASE_MTIME, firstReleaseRows, firstReleaseState, importedNow, insertEntries, type FirstReleaseRow, type LegacyFiles } from "./first-release-state.js";
 
@@ -18,7 +18,8 @@ const SECRET = "npm_SECRETtoken0123456789";
 const OLD_MAP = JSON.stringify({ version: 3, installs: { "voice-call": { source: "npm", spec: "@openclaw/voice-call@1.2.0" }, private: { source: "npm", registry: `https://u:${SECRET}@npm.example` } } });
 const FILES: LegacyFiles = { "gateway-instance-id": "gw-instance-42\n", "plugins/installs.json": WHOLE_INDEX };
 
-const misplaced = (r: DoctorResult) => r.findings.filter((f) => f.id.startsWith("misplaced-rows."));
+// After --fix the state is in OpenClaw's format, where the check says it was skipped (an info line, not a finding).
+const misplaced = (r: DoctorResult) => r.findings.filter((f) => f.id.startsWith("misplaced-rows.") && f.id !== "misplaced-rows.skipped");
 
 function entries(file: string): FirstReleaseRow[] {
   return rows<FirstReleaseRow>(file, "SELECT plugin_id, namespace, entry_key, value_json, created_at FROM plugin_state_entries ORDER BY 1, 2, 3");
@@ -59,18 +60,18 @@ describe("doctor: rows the first release imported under unread keys", () => {
     expect(misplaced(fixed)).toEqual([]);
 
     const now = await importedNow(FILES);
-    expect(entries(paths.globalDbPath)).toEqual(now.entries);
-    expect(rows(paths.globalDbPath, "SELECT * FROM installed_plugin_index")).toEqual(now.index);
+    expect(entries(stagedDbFile(paths))).toEqual(now.entries);
+    expect(rows(stagedDbFile(paths), "SELECT * FROM installed_plugin_index")).toEqual(now.index);
     // Read back by the sqlite3 CLI: the runtime's keys hold the data, the first-release keys nothing.
-    expect(sqlite3(paths.globalDbPath, "SELECT json_extract(value_json, '$.id') FROM plugin_state_entries WHERE plugin_id = 'acpx' AND namespace = 'gateway-instance' AND entry_key = 'current'")).toBe("gw-instance-42");
-    expect(sqlite3(paths.globalDbPath, "SELECT json_extract(install_records_json, '$.\"voice-call\".spec'), updated_at_ms FROM installed_plugin_index WHERE index_key = 'default'")).toBe(`@openclaw/voice-call@1.2.0|${FIRST_RELEASE_MTIME}`);
-    expect(sqlite3(paths.globalDbPath, "SELECT count(*) FROM plugin_state_entries WHERE plugin_id IN ('gateway', 'plugins')")).toBe("0");
+    expect(sqlite3(stagedDbFile(paths), "SELECT json_extract(value_json, '$.id') FROM plugin_state_entries WHERE plugin_id = 'acpx' AND namespace = 'gateway-instance' AND entry_key = 'current'")).toBe("gw-instance-42");
+    expect(sqlite3(stagedDbFile(paths), "SELECT json_extract(install_records_json, '$.\"voice-call\".spec'), updated_at_ms FROM installed_plugin_index WHERE index_key = 'default'")).toBe(`@openclaw/voice-call@1.2.0|${FIRST_RELEASE_MTIME}`);
+    expect(sqlite3(stagedDbFile(paths), "SELECT count(*) FROM plugin_state_entries WHERE plugin_id IN ('gateway', 'plugins')")).toBe("0");
 
     const again = await runDoctor({ paths, fix: true });
     expect(again.repairs.map((r) => r.id)).not.toContain("misplaced-rows.move");
     expect(misplaced(again)).toEqual([]);
     expect(misplaced(await runDoctor({ paths }))).toEqual([]);
-    expect(entries(paths.globalDbPath)).toEqual(now.entries);
+    expect(entries(stagedDbFile(paths))).toEqual(now.entries);
   });
 
   it("an older {installs: {…}} map becomes installRecords as the importer makes it; no credential is printed", async () => {
@@ -80,7 +81,7 @@ describe("doctor: rows the first release imported under unread keys", () => {
     expect(misplaced(check)[0]!.detail).toBe(['plugin_state_entries ("plugins", "installs", "voice-call")', 'plugin_state_entries ("plugins", "installs", "private")'].join("\n"));
     const fixed = await runDoctor({ paths, fix: true });
     expect(JSON.stringify([check, fixed])).not.toContain(SECRET);
-    const [index] = rows<Record<string, unknown>>(paths.globalDbPath, "SELECT * FROM installed_plugin_index");
+    const [index] = rows<Record<string, unknown>>(stagedDbFile(paths), "SELECT * FROM installed_plugin_index");
     // The first release dropped the map's "version" (3): the rebuilt row has the importer's default.
     expect((await importedNow({ "plugins/installs.json": JSON.stringify({ installs: JSON.parse(OLD_MAP).installs }) })).index).toEqual([index]);
     expect(Object.keys(JSON.parse(index!.install_records_json as string))).toEqual(["voice-call", "private"]);
@@ -102,8 +103,8 @@ describe("doctor: rows the first release imported under unread keys", () => {
     expect(fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.detail).toBe(
       'gateway-instance-id: kept the row already at plugin_state_entries ("acpx", "gateway-instance", "current") (as new or newer), removed the 1 first-release row(s) left behind; plugins/installs.json: kept the row already at installed_plugin_index ("default") (as new or newer), removed the 9 first-release row(s) left behind',
     );
-    expect(entries(paths.globalDbPath)).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ version: 1, id: "gw-runtime-new" }), created_at: newer }]);
-    expect(rows(paths.globalDbPath, "SELECT install_records_json, updated_at_ms FROM installed_plugin_index")).toEqual([{ install_records_json: '{"runtime":{}}', updated_at_ms: newer }]);
+    expect(entries(stagedDbFile(paths))).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ version: 1, id: "gw-runtime-new" }), created_at: newer }]);
+    expect(rows(stagedDbFile(paths), "SELECT install_records_json, updated_at_ms FROM installed_plugin_index")).toEqual([{ install_records_json: '{"runtime":{}}', updated_at_ms: newer }]);
     expect(misplaced(await runDoctor({ paths }))).toEqual([]);
   });
 
@@ -112,7 +113,7 @@ describe("doctor: rows the first release imported under unread keys", () => {
     expect(misplaced(await runDoctor({ paths }))[0]!.detail).toMatch(/already holds a row \(written .*\): it is older and is replaced$/);
     const fixed = await runDoctor({ paths, fix: true });
     expect(fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.detail).toBe('gateway-instance-id: moved 1 first-release row(s) to plugin_state_entries ("acpx", "gateway-instance", "current") (replacing an older row there)');
-    expect(entries(paths.globalDbPath)).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: '{"version":1,"id":"gw-instance-42"}', created_at: FIRST_RELEASE_MTIME }]);
+    expect(entries(stagedDbFile(paths))).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: '{"version":1,"id":"gw-instance-42"}', created_at: FIRST_RELEASE_MTIME }]);
   });
 
   it("reads the rows again under the lease: a newer row written after the check still wins", async () => {
@@ -128,7 +129,7 @@ describe("doctor: rows the first release imported under unread keys", () => {
       },
     });
     expect(fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.detail).toMatch(/^gateway-instance-id: kept the row already at .* \(as new or newer\)/);
-    expect(entries(paths.globalDbPath)).toEqual([late]);
+    expect(entries(stagedDbFile(paths))).toEqual([late]);
   });
 
   it("a row that cannot be rebuilt as the importer would is reported and left in place", async () => {
@@ -137,8 +138,9 @@ describe("doctor: rows the first release imported under unread keys", () => {
     expect(check[0]!.detail).toContain("cannot be rebuilt as the importer would: its value is not the text of an instance id");
     const fixed = await runDoctor({ paths, fix: true });
     expect(fixed.repairs.map((r) => r.id)).not.toContain("misplaced-rows.move");
-    expect(misplaced(fixed).map((f) => f.id)).toEqual(["misplaced-rows.gateway-instance-id"]);
-    expect(entries(paths.globalDbPath)).toHaveLength(1);
+    expect(entries(stagedDbFile(paths))).toHaveLength(1);
+    // The upgrade copies it as it is (plugin_state_entries means the same in OpenClaw's format): nothing is lost.
+    expect(entries(paths.globalDbPath)).toEqual(entries(stagedDbFile(paths)));
   });
 
   it("keys from the database are quoted: a terminal escape in one is never printed raw", async () => {
@@ -155,8 +157,9 @@ describe("doctor: rows the first release imported under unread keys", () => {
     expect(fixed.repairs.map((r) => [r.id, r.status, r.id === "misplaced-rows.move" ? r.detail : ""])).toEqual([
       ["legacy.migrate", "applied", ""],
       ["misplaced-rows.move", "applied", "nothing left to move"],
+      ["format.upgrade", "applied", ""],
     ]);
-    expect(entries(paths.globalDbPath).map((e) => [e.plugin_id, e.namespace, e.entry_key, JSON.parse(e.value_json).id])).toEqual([["acpx", "gateway-instance", "current", "gw-file"]]);
+    expect(entries(stagedDbFile(paths)).map((e) => [e.plugin_id, e.namespace, e.entry_key, JSON.parse(e.value_json).id])).toEqual([["acpx", "gateway-instance", "current", "gw-file"]]);
   });
 
   it("a global DB it cannot search is a warning, never a silent pass", async () => {

@@ -6,18 +6,22 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createBackup } from "../../src/backup/create-backup.js";
 import { runDoctor } from "../../src/doctor/run-doctor.js";
-import { listRegisteredAgents, openAgentDatabase, openGlobalDatabase } from "../../src/state/state-databases.js";
+import { openAgentDatabase } from "../../src/state/state-databases.js";
+import { rows } from "../helpers/migration.js";
 import { binPath, makeTempState, runInProcess, snapshotTree } from "../helpers/temp-state.js";
 
-function healthyState() {
+/** An agent and the global DB, in the format `doctor --fix` leaves (OpenClaw's current one). */
+async function healthyState() {
   const state = makeTempState();
   openAgentDatabase(state.paths, "main", { mode: "write", create: true }).close();
+  const fixed = await runDoctor({ paths: state.paths, fix: true, migration: { backup: false } });
+  expect(fixed.status).toBe("ok");
   return state;
 }
 
 describe("doctor: restore leftovers", () => {
   it("reports a state dir lost mid-restore as an error and --fix moves the previous copy back", async () => {
-    const { paths, stateDir, env } = healthyState();
+    const { paths, stateDir, env } = await healthyState();
     const before = snapshotTree(stateDir);
     const previous = `${stateDir}.pre-restore-20261202T101010Z`;
     fs.renameSync(stateDir, previous);
@@ -35,13 +39,11 @@ describe("doctor: restore leftovers", () => {
     const after = snapshotTree(stateDir);
     expect(Object.keys(after)).toEqual(Object.keys(before));
     expect(after["agents/main/agent/openclaw-agent.sqlite"]).toEqual(before["agents/main/agent/openclaw-agent.sqlite"]);
-    const global = openGlobalDatabase(paths, { mode: "read" });
-    expect(listRegisteredAgents(global).map((r) => r.agent_id)).toEqual(["main"]);
-    global.close();
+    expect(rows(paths.globalDbPath, "SELECT agent_id FROM agent_databases").map((r) => r.agent_id)).toEqual(["main"]);
   });
 
   it("warns about kept previous copies next to a live state dir and never deletes them", async () => {
-    const { paths, stateDir } = healthyState();
+    const { paths, stateDir } = await healthyState();
     const previous = `${stateDir}.pre-restore-20261202T101010Z`;
     fs.cpSync(stateDir, previous, { recursive: true });
     const result = await runDoctor({ paths });
@@ -51,7 +53,7 @@ describe("doctor: restore leftovers", () => {
   });
 
   it("a SIGKILLed restore's staging copy beside the state dir: doctor reports it, --fix removes it, the state is untouched", async () => {
-    const { paths, stateDir, env, root } = healthyState();
+    const { paths, stateDir, env, root } = await healthyState();
     // Incompressible bytes, so the extraction lasts long enough to be killed in the middle.
     fs.writeFileSync(path.join(stateDir, "big.bin"), crypto.randomBytes(48 * 1024 * 1024));
     const backup = await createBackup({ paths });
@@ -78,7 +80,7 @@ describe("doctor: restore leftovers", () => {
   }, 120_000);
 
   it("leaves the staging copy of a restore that is still running alone", async () => {
-    const { paths, root } = healthyState();
+    const { paths, root } = await healthyState();
     const sleeper = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
     try {
       const live = path.join(root, `..openclaw.restore-20261202T101010Z-${sleeper.pid}-AbC123`);

@@ -123,3 +123,19 @@ export function ledgerSummary(paths: StatePaths, relativePath: string): Pick<Led
   const { migration_kind, target_table, source_sha256, source_record_count, status, removed_source } = row;
   return { migration_kind, target_table, source_sha256, source_record_count, status, removed_source };
 }
+
+/**
+ * The design-v1 file `doctor --fix` imported into, kept under migrated/format-upgrade-<time>/ when its last step wrote
+ * the state in OpenClaw's format (the newest such copy); the live file when no upgrade ran. Tests of what the
+ * importers and the design-v1 repairs wrote read it; tests of the upgraded state read the live file.
+ */
+export function stagedDbFile(paths: StatePaths, agentId?: string): string {
+  const live = agentId ? agentDbFile(paths, agentId) : paths.globalDbPath;
+  const migrated = path.join(paths.stateDir, "migrated");
+  const upgrades = fs.existsSync(migrated) ? fs.readdirSync(migrated).filter((d) => d.startsWith("format-upgrade-")).sort() : [];
+  for (const dir of upgrades.reverse()) {
+    const kept = path.join(migrated, dir, path.relative(paths.stateDir, live));
+    if (fs.existsSync(kept)) return kept;
+  }
+  return live;
+}

@@ -5,7 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { verifyBackup } from "../../src/backup/verify-archive.js";
 import { makeTempDir, makeTempState, runInProcess } from "../helpers/temp-state.js";
-import { rows } from "../helpers/migration.js";
+import { rows, stagedDbFile } from "../helpers/migration.js";
 
 function sha256(file: string): string {
   return crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
@@ -37,8 +37,9 @@ describe("pre-migration backup", () => {
     for (const [rel, sum] of Object.entries(originals)) expect(archived.get(`${prefix}${rel}`), rel).toBe(sum);
     // No agent DB existed before the migration, so the archive holds none: it is the pre-import state.
     expect(verified.manifest!.databases.filter((d) => d.role === "agent")).toEqual([]);
-    expect(rows(paths.globalDbPath, "SELECT status FROM backup_runs")).toEqual([{ status: "completed" }]);
-    const [report] = rows<{ report_json: string }>(paths.globalDbPath, "SELECT report_json FROM migration_runs");
+    // The run ends in OpenClaw's format, whose word for a good backup is "ok" (the staging ledger said "completed").
+    expect(rows(paths.globalDbPath, "SELECT status FROM backup_runs")).toEqual([{ status: "ok" }]);
+    const [report] = rows<{ report_json: string }>(stagedDbFile(paths), "SELECT report_json FROM migration_runs");
     expect(JSON.parse(report!.report_json).backupPath).toBe(backupPath);
   });
 

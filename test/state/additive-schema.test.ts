@@ -70,7 +70,10 @@ describe("@additive objects of the global database", () => {
     old.close();
     const run = await runInProcess(["doctor", "--fix", "--yes", "--no-backup", "--json"], state.env);
     expect(run.code).toBe(0);
-    const after = openGlobalDatabase(state.paths, { mode: "read" });
+    // The import ran into the design-v1 file, which the run's last step kept when it wrote OpenClaw's format.
+    const { stagedDbFile } = await import("../helpers/migration.js");
+    const { openDatabase } = await import("../../src/state/database.js");
+    const after = openDatabase<never>({ path: stagedDbFile(state.paths), role: "global", mode: "read" }) as unknown as typeof old;
     try {
       expect(count(after)).toBe(GLOBAL_SCHEMA_ADDITIVE_OBJECTS.length);
       expect((after.handle.prepare("SELECT count(*) AS n FROM acp_replay_sessions").get() as { n: number }).n).toBeGreaterThan(0);

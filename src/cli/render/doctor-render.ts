@@ -4,6 +4,7 @@ import type { Finding } from "../../doctor/types.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 import { renderRunHuman } from "./migration-render.js";
+import { renderUpgradeNotes } from "./upgrade-render.js";
 
 function mark(output: Output, finding: Finding): string {
   const s = output.style;
@@ -28,6 +29,7 @@ export function renderDoctor(output: Output, result: DoctorResult, exitCode: num
     }
   }
   if (result.migration?.run) renderRunHuman(output, result.migration.run);
+  if (result.formatUpgrade) renderUpgradeNotes(output, result.formatUpgrade);
   for (const f of result.findings) {
     if (f.severity === "info" && !output.verbose && f.id.startsWith("lease.")) continue;
     // Errors and warnings need action: --quiet keeps them (on stderr), it only drops the ✓ lines.

@@ -28,6 +28,15 @@ function sum(counts: Record<string, number>): number {
   return Object.values(counts).reduce((a, b) => a + b, 0);
 }
 
+/** What did not come across, and the warnings: shown by `migrate upgrade` and by `doctor --fix` after its upgrade step. */
+export function renderUpgradeNotes(output: Output, result: UpgradeFormatResult): void {
+  for (const db of result.databases) {
+    const unmapped = sum(db.unmapped);
+    if (unmapped > 0) output.warn(`${label(db)}: ${unmapped} row(s) without a place in OpenClaw's format (${Object.entries(db.unmapped).filter(([, n]) => n > 0).map(([t, n]) => `${t} ${n}`).join(", ")}), kept in ${db.keptAt ?? "the old file"}`);
+  }
+  for (const w of result.warnings) output.warn(w);
+}
+
 export function renderUpgrade(output: Output, result: UpgradeFormatResult): void {
   if (output.json) return output.writeJson(jsonEnvelope("migrate upgrade", result));
   const target = `OpenClaw ${result.targetFormat.release} (global v${result.targetFormat.global}, agent v${result.targetFormat.agent})`;

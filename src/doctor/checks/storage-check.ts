@@ -108,7 +108,7 @@ export const storageCheck: DoctorCheck = {
     const globalProbe = probeDatabase<GlobalDB, RegistryRow[]>(paths.globalDbPath, "global", undefined, { deep: ctx.deep }, (db) => listRegisteredAgents(db));
     if (globalProbe.status === "missing") {
       if (stateDirExists) {
-        findings.push({ id: "global-db.missing", severity: "warning", title: "Global database does not exist", path: paths.globalDbPath, fix: "`doctor --fix` creates it with schema v1." });
+        findings.push({ id: "global-db.missing", severity: "warning", title: "Global database does not exist", path: paths.globalDbPath, fix: `\`doctor --fix\` creates it, in OpenClaw ${OPENCLAW_CURRENT.release}'s format.` });
       }
       repairs.push({
         id: "global-db.create",

@@ -6,10 +6,13 @@ import { createOpenclawDatabase } from "../openclaw-database.js";
 import { openUpgradeSource } from "./read-source.js";
 import type { DbUpgradeResult } from "./types.js";
 import { upgradeMainAuth } from "./upgrade-global-auth.js";
+import { CHANNEL_TABLES, upgradeChannelState } from "./upgrade-global-channels.js";
 import { type GlobalUpgradeContext, bump, note } from "./upgrade-global-context.js";
 import { copySameMeaningTable, SAME_MEANING_TABLES } from "./upgrade-global-copy.js";
 import { upgradeCronJobs, upgradeCronRunLogs } from "./upgrade-global-cron.js";
+import { DEVICE_TABLES, upgradeDevicePairing } from "./upgrade-global-devices.js";
 import { skipStateLeases, upgradeAgentDatabases, upgradeBackupRuns, upgradeMigrationLedger } from "./upgrade-global-ledger.js";
+import { PLUGIN_TABLES, upgradePluginState } from "./upgrade-global-plugins.js";
 
 export { agentAuthRows, authAgentIds, type AgentAuthRows } from "./upgrade-global-auth.js";
 
@@ -26,7 +29,7 @@ export interface UpgradeGlobalDbOptions {
 /** Design-v1 tables whose rows are handled by a step above (schema_meta: the target has its own row). */
 const HANDLED = new Set<string>([
   "schema_meta", "cron_jobs", "cron_run_logs", "auth_profile_stores", "auth_profile_state", "agent_databases",
-  "migration_runs", "migration_sources", "backup_runs", "state_leases", ...SAME_MEANING_TABLES,
+  "migration_runs", "migration_sources", "backup_runs", "state_leases", ...SAME_MEANING_TABLES, ...CHANNEL_TABLES, ...PLUGIN_TABLES, ...DEVICE_TABLES,
 ]);
 
 /**
@@ -58,6 +61,9 @@ export function upgradeGlobalDb(options: UpgradeGlobalDbOptions): DbUpgradeResul
         upgradeBackupRuns(ctx);
         skipStateLeases(ctx);
         for (const table of SAME_MEANING_TABLES) copySameMeaningTable(ctx, table);
+        upgradeChannelState(ctx);
+        upgradeDevicePairing(ctx);
+        upgradePluginState(ctx);
         keepUnmapped(ctx);
       }).immediate();
       // The schema_meta row read from the source is replaced by the target's own (written by createOpenclawDatabase).
@@ -103,6 +109,28 @@ export function readModelCatalogRows(source: string): Array<{ catalogKey: string
     if (detectFormat(handle, "global").id !== "design-v1") return [];
     const rows = handle.prepare("SELECT catalog_key, raw_json FROM agent_model_catalogs WHERE raw_json IS NOT NULL ORDER BY catalog_key").all() as Array<{ catalog_key: string; raw_json: string }>;
     return rows.map((r) => ({ catalogKey: r.catalog_key, rawJson: r.raw_json }));
+  } finally {
+    cleanup();
+  }
+}
+
+/** Names of the design-v1 media_blobs rows (no bytes read): what a write-back would create. */
+export function listMediaBlobs(source: string): Array<{ subdir: string; id: string }> {
+  const { handle, cleanup } = openUpgradeSource(source, "global");
+  try {
+    if (detectFormat(handle, "global").id !== "design-v1") return [];
+    return handle.prepare("SELECT subdir, id FROM media_blobs ORDER BY subdir, id").all() as Array<{ subdir: string; id: string }>;
+  } finally {
+    cleanup();
+  }
+}
+
+/** Each design-v1 media blob in turn (one BLOB in memory at a time; a media file is at most 64 MiB by import). */
+export function forEachMediaBlob(source: string, visit: (row: { subdir: string; id: string; blob: Buffer }) => void): void {
+  const { handle, cleanup } = openUpgradeSource(source, "global");
+  try {
+    if (detectFormat(handle, "global").id !== "design-v1") return;
+    for (const row of handle.prepare("SELECT subdir, id, blob FROM media_blobs ORDER BY subdir, id").iterate() as Iterable<{ subdir: string; id: string; blob: Buffer }>) visit(row);
   } finally {
     cleanup();
   }

@@ -1,7 +1,7 @@
 // The Node that runs openclaw-state's own side of a compat test: the first one that loads node_modules' better-sqlite3.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import fs, { existsSync } from "node:fs";
+import path, { delimiter, join } from "node:path";
 import { REPO_ROOT } from "./openclaw.js";
 
 /**
@@ -22,4 +22,15 @@ export function ourNode(): string | null {
     if (probe.status === 0) return candidate;
   }
   return null;
+}
+
+/**
+ * The design-v1 file our `doctor --fix` imported into, which its last step replaced with OpenClaw's format and kept
+ * under migrated/format-upgrade-<time>/ (`rel` relative to the state dir).
+ */
+export function keptDesignV1(stateDir: string, rel: string): string {
+  const migrated = path.join(stateDir, "migrated");
+  const dir = fs.readdirSync(migrated).filter((d) => d.startsWith("format-upgrade-")).sort().at(-1);
+  if (!dir) throw new Error(`no migrated/format-upgrade-*/ under ${stateDir}: did doctor --fix run its format upgrade?`);
+  return path.join(migrated, dir, rel);
 }

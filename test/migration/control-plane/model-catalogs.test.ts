@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeTempState, runInProcess } from "../../helpers/temp-state.js";
-import { migrate, rows } from "../../helpers/migration.js";
+import { migrate, rows, stagedDbFile } from "../../helpers/migration.js";
 import { corrupt, expectLedger, expectReimportIdempotent } from "../../helpers/control-plane.js";
 
 const KEY = "sk-or-PLANTED-MODEL-KEY-123";
@@ -39,8 +39,11 @@ describe("model-catalog importer", () => {
     fs.mkdirSync(path.join(stateDir, "agent"), { recursive: true });
     fs.writeFileSync(path.join(stateDir, "agent/models.json"), JSON.stringify({ providers: { a: {} } }));
     const res = await runInProcess(["doctor", "--fix", "--yes", "--no-backup", "--json"], env);
-    expect(res.code).toBe(0);
-    expect(rows(paths.globalDbPath, "SELECT catalog_key FROM agent_model_catalogs")).toEqual([{ catalog_key: "agents/main/agent" }]);
+    expect(res.code, res.stdout).toBe(0);
+    expect(rows(stagedDbFile(paths), "SELECT catalog_key FROM agent_model_catalogs")).toEqual([{ catalog_key: "agents/main/agent" }]);
+    // OpenClaw's format reads the catalog as a file: written back where the layout step put it, and left live there.
+    expect(JSON.parse(fs.readFileSync(path.join(stateDir, "agents/main/agent/models.json"), "utf8"))).toEqual({ providers: { a: {} } });
+    expect((await runInProcess(["doctor", "--strict"], env)).code).toBe(0);
   });
 
   it("keeps a malformed catalog in place (failed), the other agent's is imported", async () => {

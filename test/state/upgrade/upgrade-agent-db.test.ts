@@ -5,7 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { upgradeAgentDb } from "../../../src/state/upgrade/upgrade-agent-db.js";
-import { agentDbFile } from "../../helpers/migration.js";
+import { agentDbFile, stagedDbFile } from "../../helpers/migration.js";
 import { makeTempDir, makeTempState, runInProcess } from "../../helpers/temp-state.js";
 
 type Row = Record<string, string | number | null>;
@@ -20,11 +20,12 @@ function sha(file: string): string {
   return crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 }
 
-async function designV1(fixture: string): Promise<string> {
+async function designV1(fixture: string, agentId = "main"): Promise<string> {
   const state = makeTempState(fixture);
   const run = await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], state.env);
   expect(run.code, run.stderr).toBe(0);
-  return agentDbFile(state.paths);
+  // doctor --fix ends in OpenClaw's format: the design-v1 file it imported into is kept under migrated/.
+  return stagedDbFile(state.paths, agentId);
 }
 
 describe("upgradeAgentDb", () => {
@@ -116,7 +117,7 @@ describe("upgradeAgentDb", () => {
   }, 60_000);
 
   it("names keys of another agent that the design-v1 file holds, and keeps them", async () => {
-    const source = await designV1("migration/agent-main-keys").then((main) => path.join(path.dirname(path.dirname(path.dirname(main))), "ops", "agent", "openclaw-agent.sqlite"));
+    const source = await designV1("migration/agent-main-keys", "ops");
     const target = path.join(makeTempDir(), "agent.sqlite");
     const result = upgradeAgentDb({ source, target, agentId: "ops" });
     const keys = cli(source, "SELECT session_key FROM session_routes ORDER BY session_key");

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { createOpenclawDatabase } from "../../../src/state/openclaw-database.js";
 import { agentAuthRows, upgradeGlobalDb } from "../../../src/state/upgrade/upgrade-global-db.js";
 import { makeTempState, runInProcess, type TempState } from "../../helpers/temp-state.js";
+import { stagedDbFile } from "../../helpers/migration.js";
 
 /** An independent reader: the sqlite3 CLI, JSON mode. */
 function cli<T = Record<string, unknown>>(file: string, sql: string): T[] {
@@ -21,7 +22,8 @@ async function designV1(fixture: string): Promise<{ state: TempState; source: st
   const state = makeTempState(fixture);
   const run = await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], state.env);
   expect(run.code, run.stderr).toBe(0);
-  const source = state.paths.globalDbPath;
+  // doctor --fix ends in OpenClaw's format: the design-v1 file it imported into is kept under migrated/.
+  const source = stagedDbFile(state.paths);
   return { state, source, target: path.join(state.root, "upgraded", "openclaw.sqlite") };
 }
 
@@ -99,7 +101,10 @@ describe("upgradeGlobalDb", () => {
       expect(n).toBe(cli<{ n: number }>(source, `SELECT count(*) AS n FROM ${table}`)[0]!.n);
       expect(result.notes.some((note) => note.message.startsWith(`${table}:`)), table).toBe(true);
     }
-    expect(result.unmapped).toMatchObject({ commitments: 1, device_pairing_entries: 1, current_conversation_bindings: 2 });
+    // OpenClaw 2026.9.6 discards commitments and orphan node pairings itself; everything else has its place.
+    expect(result.unmapped).toMatchObject({ commitments: 1, node_pairing_entries: 1 });
+    expect(result.unmapped.current_conversation_bindings).toBeUndefined();
+    expect(result.unmapped.device_pairing_entries).toBeUndefined();
     expect(cli(target, "PRAGMA foreign_key_check")).toEqual([]);
   });
 

@@ -5,14 +5,15 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { OperationError } from "../../../src/core/errors.js";
 import { upgradeStateDatabases } from "../../../src/state/upgrade/upgrade-state.js";
-import { makeTempDir, makeTempState, runInProcess } from "../../helpers/temp-state.js";
+import { migrate } from "../../helpers/migration.js";
+import { makeTempDir, makeTempState } from "../../helpers/temp-state.js";
 
 const sha = (file: string): string => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 
 describe("upgradeStateDatabases", () => {
   it("a swap that fails half-way (the global DB cannot be moved aside) restores the agent DB it already swapped", async () => {
     const state = makeTempState("legacy-state");
-    expect((await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], state.env)).code).toBe(0);
+    await migrate(state.paths); // the importers' design-v1 state, before any format upgrade
     const globalDb = state.paths.globalDbPath;
     const agentDb = path.join(state.stateDir, "agents", "main", "agent", "openclaw-agent.sqlite");
     const kept = makeTempDir("ocs-kept-");
