@@ -58,7 +58,11 @@ const IGNORED: Record<string, string[] | "table"> = {
   migration_runs: "table",
   backup_runs: "table",
   state_leases: "table",
-  migration_sources: ["last_run_id", "imported_at", "report_json"],
+  // OpenClaw's format records the source path absolute (the state dir differs per run; the key hashes the relative one).
+  migration_sources: ["last_run_id", "imported_at", "report_json", "source_path"],
+  // Written by the format upgrade at its own time, with a fresh random generation per session.
+  config_machine_state: ["updated_at_ms"],
+  transcript_rewrite_watermarks: ["generation", "updated_at"],
   agent_databases: ["path", "last_seen_at", "size_bytes"],
   schema_meta: ["created_at", "updated_at", "app_version"],
 };

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { resolveStatePaths } from "../../src/state/paths.js";
 import { addSessions, agentDb, seedState } from "../helpers/backup-state.js";
 import { legacyCorpusState, nextLine } from "../helpers/crash.js";
-import { dumpDatabase, dumpState } from "../helpers/migration.js";
+import { dumpDatabase, dumpState, migrate } from "../helpers/migration.js";
 import { makeTempDir, makeTempState, runBin, snapshotTree } from "../helpers/temp-state.js";
 
 const sqliteModule = createRequire(import.meta.url).resolve("better-sqlite3");
@@ -107,9 +107,8 @@ describe("a write lock held longer than the busy timeout", () => {
     it(`doctor --fix on a locked ${which} DB: a clear error, nothing half-written`, async () => {
       const state = legacyCorpusState(CORPUS, "ocs-locked-");
       const paths = resolveStatePaths({ env: state.env });
-      // Create the databases (and import nothing) so there is something to lock: a dry run of the DB layer.
-      const first = await runBin(["doctor", "--fix", "--yes", "--no-backup", "--json"], state.env);
-      expect(first.code, first.stderr).toBe(0);
+      // Create the databases so there is something to lock: the importers' design-v1 state, where a re-import goes.
+      await migrate(paths);
       // Put legacy sources back as new ones so the next run has work to do.
       const extra = legacyCorpusState({ ...CORPUS, seed: 4 }, "ocs-locked-src-");
       fs.mkdirSync(path.join(state.stateDir, "agents", "main", "sessions"), { recursive: true, mode: 0o700 });
