@@ -14,7 +14,7 @@ function describeUpgrade(result: UpgradeFormatResult): string {
   const parts = [
     `${formatCount(result.databases.length)} database(s) written in ${TARGET}'s format (global v${result.targetFormat.global}, agent v${result.targetFormat.agent})`,
     result.keptDir ? `the replaced files are kept under ${result.keptDir}` : "",
-    result.restoredFiles.length > 0 ? `${formatCount(result.restoredFiles.length)} model catalog file(s) written back` : "",
+    result.restoredFiles.length > 0 ? `${formatCount(result.restoredFiles.length)} file(s) OpenClaw reads as files (model catalogs, media) written back` : "",
     result.backupPath ? `covered by ${result.backupPath}` : "no backup (--no-backup)",
   ].filter(Boolean);
   return parts.join("; ");
