@@ -67,11 +67,15 @@ interface GlobalExtra {
 }
 
 function readGlobal(db: GlobalDatabase): GlobalExtra {
+  return { tables: db.rowCounts(), ...readLedger(db) };
+}
+
+/** Leases, registry, migration and backup runs: the same columns in this tool's format and OpenClaw's current one. */
+function readLedger(db: GlobalDatabase): Omit<GlobalExtra, "tables"> {
   const leases = listLeases(db);
   // A `running` row no live maintenance lease stands behind was killed or rolled back (as `migrate history` says).
   const live = leases.some((l) => l.scope === MAINTENANCE_SCOPE && l.live);
   return {
-    tables: db.rowCounts(),
     leases,
     registry: listRegisteredAgents(db),
     migrations: db
@@ -96,9 +100,10 @@ function readOpenclawLedger(paths: StatePaths, probe: DatabaseProbe): GlobalExtr
     return undefined; // the probe already says what is wrong with the file
   }
   try {
-    const read = readGlobal(db);
+    // The probe already counted every table by name: only the ledger is read here.
+    const read = readLedger(db);
     const registry = read.registry.map((r) => ({ ...r, path: path.resolve(paths.stateDir, r.path) }));
-    return { ...read, tables: probe.foreignRowCounts ?? read.tables, registry };
+    return { ...read, tables: probe.foreignRowCounts ?? {}, registry };
   } finally {
     db.close();
   }

@@ -34,6 +34,8 @@ export interface MediaWriteBack {
  */
 export function writeBackMedia(paths: StatePaths, source: string): MediaWriteBack {
   const out: MediaWriteBack = { written: [], warnings: [] };
+  // Thousands of files share a few dirs: each dir is checked (and created) once, not once per file.
+  const ensured = new Set<string>();
   forEachMediaBlob(source, ({ subdir, id, blob }) => {
     const file = mediaFile(paths, subdir, id);
     if (!file) {
@@ -41,7 +43,11 @@ export function writeBackMedia(paths: StatePaths, source: string): MediaWriteBac
       return;
     }
     try {
-      ensurePrivateDirBelow(paths.stateDir, path.dirname(file));
+      const dir = path.dirname(file);
+      if (!ensured.has(dir)) {
+        ensurePrivateDirBelow(paths.stateDir, dir);
+        ensured.add(dir);
+      }
       fs.writeFileSync(file, blob, { mode: 0o600, flag: "wx" });
       out.written.push(file);
     } catch (error) {

@@ -9,6 +9,8 @@ import { planMigration } from "../../src/migration/plan-migration.js";
 import type { MigrationPlan, MigrationRunResult } from "../../src/migration/types.js";
 import type { StatePaths } from "../../src/state/paths.js";
 import { openGlobalDatabase } from "../../src/state/state-databases.js";
+import type { DbUpgradeResult } from "../../src/state/upgrade/types.js";
+import { upgradeGlobalDb } from "../../src/state/upgrade/upgrade-global-db.js";
 
 /** A stand-in backup step that records its calls (tests of the real archive live in backup.test.ts). */
 export function fakeBackup(dir: string): PreMigrationBackupFn & { calls: number } {
@@ -142,4 +144,19 @@ export function stagedDbFile(paths: StatePaths, agentId?: string): string {
     if (fs.existsSync(kept)) return kept;
   }
   return live;
+}
+
+/** Writes `value` as JSON at `file` below the state dir (parents created). */
+export function writeJson(stateDir: string, file: string, value: unknown): void {
+  fs.mkdirSync(path.dirname(path.join(stateDir, file)), { recursive: true });
+  fs.writeFileSync(path.join(stateDir, file), JSON.stringify(value));
+}
+
+/** The importers' design-v1 state, then the global upgrade of it into a new file beside the state dir. */
+export async function migrateAndUpgradeGlobal(stateDir: string, paths: StatePaths, now: number): Promise<{ result: DbUpgradeResult; target: string }> {
+  await migrate(paths);
+  const target = path.join(path.dirname(stateDir), "upgraded", "openclaw.sqlite");
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  const result = upgradeGlobalDb({ source: paths.globalDbPath, target, stateDir, now });
+  return { result, target };
 }

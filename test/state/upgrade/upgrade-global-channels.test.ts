@@ -4,8 +4,8 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { upgradeGlobalDb } from "../../../src/state/upgrade/upgrade-global-db.js";
-import { migrate, rows } from "../../helpers/migration.js";
+import { migrateAndUpgradeGlobal, rows, writeJson } from "../../helpers/migration.js";
+import type { StatePaths } from "../../../src/state/paths.js";
 import { fixturesDir, makeTempState } from "../../helpers/temp-state.js";
 
 const NOW = 1_800_000_000_000;
@@ -17,19 +17,8 @@ function copyFixture(stateDir: string, fixture: string, file: string, to = file)
   fs.copyFileSync(path.join(fixturesDir, "migration", fixture, file), path.join(stateDir, to));
 }
 
-function write(stateDir: string, file: string, value: unknown): void {
-  fs.mkdirSync(path.dirname(path.join(stateDir, file)), { recursive: true });
-  fs.writeFileSync(path.join(stateDir, file), JSON.stringify(value));
-}
-
-/** Our doctor's import (design-v1), then the format upgrade into a new file. */
-async function upgrade(stateDir: string, paths: Parameters<typeof migrate>[0]) {
-  await migrate(paths);
-  const target = path.join(path.dirname(stateDir), "upgraded", "openclaw.sqlite");
-  fs.mkdirSync(path.dirname(target), { recursive: true });
-  const result = upgradeGlobalDb({ source: paths.globalDbPath, target, stateDir, now: NOW });
-  return { result, target };
-}
+const upgrade = (stateDir: string, paths: StatePaths) => migrateAndUpgradeGlobal(stateDir, paths, NOW);
+const write = writeJson;
 
 describe("upgradeGlobalDb: channel and small control-plane state", () => {
   it("writes each row where OpenClaw 2026.9.6's doctor puts the same legacy data", async () => {
