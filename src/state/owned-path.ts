@@ -1,0 +1,108 @@
+// The one boundary check for every path we move or delete: resolved once, each component lstat'ed from a root we own.
+import fs from "node:fs";
+import path from "node:path";
+import { OperationError } from "../core/errors.js";
+
+export type OwnedKind = "file" | "dir" | "symlink" | "missing";
+
+export interface OwnedPath {
+  /** The absolute, normalized path (never realpath'ed: the walk below proved no component is a link). */
+  path: string;
+  kind: OwnedKind;
+  /** lstat of the final component; null when it is missing. */
+  stat: fs.Stats | null;
+}
+
+export interface OwnedPathOptions {
+  /** What the caller is about to do, for the message ("move", "delete", "retire" …). */
+  action: string;
+  /** The final component may be a symlink (it is then acted on as a link, never followed). Default false. */
+  allowSymlink?: boolean;
+  /** Nothing there is fine (kind "missing"); default false (refused with the reason). */
+  allowMissing?: boolean;
+  /** The kind the caller needs: "file" refuses a dir and vice versa; default "any" (file or dir). */
+  expect?: "file" | "dir" | "any";
+}
+
+/** A path that failed the boundary check: code `unsafe_path`, exit 1; the message names the path, the reason and that nothing was touched. */
+export class UnsafeOwnedPathError extends OperationError {
+  readonly reason: string;
+  constructor(target: string, reason: string, action: string) {
+    super("unsafe_path", `Refusing to ${action} ${target}: ${reason}; nothing was touched there.`, { path: target });
+    this.reason = reason;
+  }
+}
+
+function describeKind(st: fs.Stats): string {
+  if (st.isFIFO()) return "a FIFO";
+  if (st.isSocket()) return "a socket";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
+  return "not a regular file or directory";
+}
+
+/**
+ * Checks `target` against the boundary `root` without following any link: `target` must be inside `root`
+ * (lexically), and every component from `root` down to its parent must be a real directory (a symlinked parent,
+ * even one pointing back inside, is refused: what it points at is not ours to decide). The final component must be
+ * a regular file or directory (or a link, when allowed); FIFOs, sockets and devices are refused. `root` itself is
+ * the caller's own boundary and is not checked here (it may be a link the operator chose, e.g. a state dir on
+ * another disk). Returns what is there; throws UnsafeOwnedPathError otherwise.
+ */
+export function checkOwnedPath(root: string, target: string, options: OwnedPathOptions): OwnedPath {
+  const base = path.resolve(root);
+  const abs = path.resolve(target);
+  const rel = path.relative(base, abs);
+  if (rel === "") throw new UnsafeOwnedPathError(abs, `it is the boundary ${base} itself`, options.action);
+  if (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
+    throw new UnsafeOwnedPathError(abs, `it is not inside ${base}`, options.action);
+  }
+  const names = rel.split(path.sep);
+  let current = base;
+  for (let i = 0; i < names.length - 1; i += 1) {
+    current = path.join(current, names[i]!);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(current);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT" && options.allowMissing) return { path: abs, kind: "missing", stat: null };
+      throw new UnsafeOwnedPathError(abs, `its parent ${current} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, options.action);
+    }
+    if (st.isSymbolicLink()) throw new UnsafeOwnedPathError(abs, `its parent ${current} is a symbolic link (never followed out of ${base})`, options.action);
+    if (!st.isDirectory()) throw new UnsafeOwnedPathError(abs, `its parent ${current} is not a directory`, options.action);
+  }
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(abs);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+      if (options.allowMissing) return { path: abs, kind: "missing", stat: null };
+      throw new UnsafeOwnedPathError(abs, "nothing is there", options.action);
+    }
+    throw new UnsafeOwnedPathError(abs, `it cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, options.action);
+  }
+  const expect = options.expect ?? "any";
+  if (st.isSymbolicLink()) {
+    if (!options.allowSymlink) throw new UnsafeOwnedPathError(abs, "it is a symbolic link (never followed)", options.action);
+    return { path: abs, kind: "symlink", stat: st };
+  }
+  if (st.isFile()) {
+    if (expect === "dir") throw new UnsafeOwnedPathError(abs, "it is a file, not a directory", options.action);
+    return { path: abs, kind: "file", stat: st };
+  }
+  if (st.isDirectory()) {
+    if (expect === "file") throw new UnsafeOwnedPathError(abs, "it is a directory, not a file", options.action);
+    return { path: abs, kind: "dir", stat: st };
+  }
+  throw new UnsafeOwnedPathError(abs, `it is ${describeKind(st)}`, options.action);
+}
+
+/** checkOwnedPath for callers that report instead of throwing: the reason, or null when the path passes. */
+export function ownedPathProblem(root: string, target: string, options: OwnedPathOptions): string | null {
+  try {
+    checkOwnedPath(root, target, options);
+    return null;
+  } catch (error) {
+    if (error instanceof UnsafeOwnedPathError) return error.reason;
+    throw error;
+  }
+}
