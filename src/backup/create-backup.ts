@@ -1,4 +1,4 @@
-// `backup create` / createBackup(): plan → walk → snapshot + archive → publish → verify → record in backup_runs.
+// `backup create` / createBackup(): plan → walk → snapshot + archive → verify → publish → record in backup_runs.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -10,13 +10,14 @@ import { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput, type ArchiveOutput } from "./archive-output.js";
 import { planAssets, type AssetPlan } from "./asset-plan.js";
 import type { Compression } from "./compression.js";
-import { findReuseCandidates, segmentIntact, type LedgerReuseRow, type ReuseCandidate, type ReuseRecord } from "./snapshot-reuse.js";
+import { findReuseCandidates, type LedgerReuseRow, type ReuseRefusal, type ReuseRecord, type ReuseSearch } from "./snapshot-reuse.js";
 import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
 import { archiveOrder, walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
-import { writeArchive } from "./write-archive.js";
+import { publishNoClobber, writeArchive } from "./write-archive.js";
 import { pidAlive } from "../state/pid-alive.js";
+import { ownedPathProblem } from "../state/owned-path.js";
 
 export type { BackupProgressEvent } from "./types.js";
 
@@ -41,6 +42,11 @@ export interface CreateBackupOptions {
   onlyConfig?: boolean;
   /** Default true. */
   includeWorkspace?: boolean;
+  /**
+   * Files left out on purpose (a corrupt agent database the migration sets aside): never read, each named in the
+   * manifest's `skipped` with its reason and in the warnings.
+   */
+  setAside?: ReadonlyArray<{ path: string; reason: string }>;
   onProgress?: (event: BackupProgressEvent) => void;
 }
 
@@ -54,6 +60,11 @@ export interface CreateBackupResult {
   compression: Compression;
   /** Source paths of databases whose unchanged snapshot was copied from an earlier verified archive. */
   reusedDatabases: string[];
+  /**
+   * Earlier snapshots the ledger pointed at that did not check out against their archive's own manifest (each
+   * such database was snapshotted afresh): the database, the archive, why.
+   */
+  reuseRefused: ReuseRefusal[];
   /** The manifest written (or that would be written). */
   manifest: BackupManifest;
   warnings: string[];
@@ -121,6 +132,10 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     throw error;
   }
   const warnings = [...plan.warnings];
+  const setAside = options.setAside ?? [];
+  const setAsidePaths = setAside.map((a) => a.path);
+  const setAsideSkipped: SkippedItem[] = setAside.map((a) => ({ kind: "file", path: a.path, reason: `set aside: ${a.reason}` }));
+  for (const a of setAside) warnings.push(`${a.path} was not archived: ${a.reason}`);
   // One worker: a second one (next VACUUM INTO beside the previous integrity_check) measured no faster on 2 cores
   // and pushed peak RSS past the 200 MB bench target.
   const runner = new SqliteJobRunner();
@@ -131,16 +146,16 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   if (dryRun) {
     try {
       checkOutputWritable(output.dir);
-      const walk = walkAssets(plan.assets, { exclude: [] });
+      const walk = walkAssets(plan.assets, { exclude: setAsidePaths });
       warnings.push(...walk.warnings);
       const described = await describeDryRun(archiveOrder(walk.entries), runner);
       const manifest = manifestFrom(walk, {
-        skipped: [...plan.skipped, ...walk.skipped],
+        skipped: [...plan.skipped, ...setAsideSkipped, ...walk.skipped],
         directories: walk.entries.flatMap((e) => (e.type === "dir" ? [{ archivePath: e.archivePath }] : [])),
         symlinks: walk.entries.flatMap((e) => (e.type === "symlink" ? [{ archivePath: e.archivePath, target: e.target }] : [])),
         ...described,
       });
-      return { runId, status: "dry-run", archivePath: output.archivePath, verified: false, sizeBytes: 0, compression: output.compression, reusedDatabases: [], manifest, warnings, recorded: false };
+      return { runId, status: "dry-run", archivePath: output.archivePath, verified: false, sizeBytes: 0, compression: output.compression, reusedDatabases: [], reuseRefused: [], manifest, warnings, recorded: false };
     } finally {
       await runner.close();
     }
@@ -152,7 +167,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     ensurePrivateDir(output.dir);
     sweepStaleStaging(output.dir);
     stagingDir = fs.mkdtempSync(path.join(output.dir, `${STAGING_PREFIX}${process.pid}-`));
-    const walk = walkAssets(plan.assets, { exclude: [stagingDir] });
+    const walk = walkAssets(plan.assets, { exclude: [stagingDir, ...setAsidePaths] });
     warnings.push(...walk.warnings);
     const entries = archiveOrder(walk.entries);
     // The ledger needs the Kysely-backed storage core (~0.15–0.3 s of main-thread CPU to load). It loads while the
@@ -165,44 +180,50 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       }
       return ledger;
     };
-    const reuse = options.reuse === false ? new Map<string, ReuseCandidate>() : await reusableSnapshots(paths, output.compression, entries, runner, loadLedger);
+    const search: ReuseSearch = options.reuse === false ? { candidates: new Map(), refused: [] } : await reusableSnapshots(paths, output.compression, entries, runner, loadLedger);
+    for (const r of search.refused) {
+      if (r.mismatch) warnings.push(`Did not reuse the earlier snapshot of ${r.path} from ${r.archivePath}: ${r.reason}; it was snapshotted afresh.`);
+    }
+    // Written and verified under a name of our own inside the staging dir; only a verified archive gets the final
+    // name (a killed run leaves nothing there but the staging dir, which the next create sweeps).
+    const partialPath = path.join(stagingDir, `${path.basename(output.archivePath)}${PARTIAL_SUFFIX}`);
     const writing = writeArchive({
-      archivePath: output.archivePath,
+      archivePath: partialPath,
       root: output.root,
       stagingDir,
       entries,
       runner,
       createdAt,
       compression: output.compression,
-      reuse,
+      reuse: search.candidates,
       precheck: verify,
       onProgress: options.onProgress,
       manifestFor: (parts) => {
         warnings.push(...parts.warnings);
-        return manifestFrom(walk, { ...parts, skipped: [...plan.skipped, ...walk.skipped, ...parts.skipped] });
+        return manifestFrom(walk, { ...parts, skipped: [...plan.skipped, ...setAsideSkipped, ...walk.skipped, ...parts.skipped] });
       },
     });
     void loadLedger();
     const written = await writing;
-    published = true;
     // The compressor's block buffers (~5 x 4 MiB) are garbage now: freed before verification reads it all back.
     collectGarbage();
     let verified = false;
     if (verify) {
       // Every byte is re-read and hashed; a database whose bytes hash to the snapshot that already passed
-      // integrity_check (this run, or the verified run its bytes were copied from) is not checked twice, and a
-      // database body whose blocks were decoded and compared as they were written is hashed as compressed bytes.
+      // integrity_check (this run, or the verified run whose own manifest vouched for the copied bytes) is not
+      // checked twice, and a database body whose blocks were decoded and compared as they were written (or copied
+      // by the sha256 that manifest records) is hashed as compressed bytes.
       const checked = new Map(written.manifest.databases.flatMap((d) => (d.sha256 ? [[d.archivePath, d.sha256] as const] : [])));
-      const check = await verifyBackup(output.archivePath, { tempDir: stagingDir, runner, onProgress: options.onProgress, checkedDatabases: checked, prechecked: written.prechecked });
+      const check = await verifyBackup(partialPath, { tempDir: stagingDir, runner, onProgress: options.onProgress, checkedDatabases: checked, prechecked: written.prechecked });
       if (!check.ok) {
-        fs.rmSync(output.archivePath, { force: true });
-        published = false;
-        throw new OperationError("backup_verify_failed", `The new archive ${output.archivePath} failed verification (${check.problem}); it was removed. Check the disk and retry.`, { path: output.archivePath });
+        throw new OperationError("backup_verify_failed", `The new archive for ${output.archivePath} failed verification (${check.problem}); it was not published. Check the disk and retry.`, { path: output.archivePath });
       }
       verified = true;
     }
+    publishNoClobber(partialPath, output.archivePath);
+    published = true;
     const { recordBackupRun } = await loadLedger();
-    // Only a verified archive may lend its snapshots to the next run.
+    // Only a verified archive may lend its snapshots to the next run (the ledger row only says where they are).
     const reuseRecord: ReuseRecord | undefined = verified && written.reusable.length > 0 ? { compression: output.compression, archiveSize: written.sizeBytes, snapshots: written.reusable } : undefined;
     const recordWarning = recordBackupRun(paths, { runId, createdAt, archivePath: output.archivePath, status: "completed", manifest: summarizeManifest(written.manifest), reuse: reuseRecord });
     if (recordWarning) warnings.push(recordWarning);
@@ -214,6 +235,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       sizeBytes: written.sizeBytes,
       compression: output.compression,
       reusedDatabases: written.reused,
+      reuseRefused: search.refused,
       manifest: written.manifest,
       warnings,
       recorded: recordWarning === null,
@@ -229,12 +251,14 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
 }
 
 /**
- * Unchanged databases whose snapshot an earlier verified archive holds intact, from the backup_runs ledger (never
- * from an archive's own manifest). Any doubt means a fresh snapshot: nothing here can fail the backup.
+ * Unchanged databases whose snapshot an earlier verified archive holds intact: the backup_runs ledger says where to
+ * look, the archive's own manifest decides (findReuseCandidates). Any doubt means a fresh snapshot: nothing here
+ * can fail the backup.
  */
-async function reusableSnapshots(paths: StatePaths, compression: Compression, entries: readonly WalkEntry[], runner: SqliteJobRunner, whileWaiting: () => unknown): Promise<Map<string, ReuseCandidate>> {
-  const databases = entries.flatMap((e) => (e.type === "file" && e.database ? [{ absPath: e.absPath, archivePath: e.archivePath }] : []));
-  if (databases.length === 0 || !fs.existsSync(paths.globalDbPath)) return new Map();
+async function reusableSnapshots(paths: StatePaths, compression: Compression, entries: readonly WalkEntry[], runner: SqliteJobRunner, whileWaiting: () => unknown): Promise<ReuseSearch> {
+  const none: ReuseSearch = { candidates: new Map(), refused: [] };
+  const databases = entries.flatMap((e) => (e.type === "file" && e.database ? [{ absPath: e.absPath, archivePath: e.archivePath, role: e.database.role, agentId: e.database.agentId }] : []));
+  if (databases.length === 0 || !fs.existsSync(paths.globalDbPath)) return none;
   let rows: LedgerReuseRow[];
   try {
     // Read on the SQLite worker without the storage core, which loads meanwhile (the worker is still starting up).
@@ -242,38 +266,47 @@ async function reusableSnapshots(paths: StatePaths, compression: Compression, en
     whileWaiting();
     rows = await reading;
   } catch {
-    return new Map();
+    return none;
   }
-  const candidates = findReuseCandidates(rows, compression, databases);
-  for (const [source, candidate] of candidates) {
-    if (!segmentIntact(candidate.archivePath, candidate.snapshot.segment)) candidates.delete(source);
+  try {
+    return await findReuseCandidates(rows, compression, databases);
+  } catch {
+    return none;
   }
-  return candidates;
 }
 
 /** Completed runs searched for reusable snapshots (the newest first). */
 const REUSE_ROWS = 10;
 
 const STAGING_PREFIX = ".openclaw-backup-staging-";
+/** The archive's name in the staging dir until it is verified. */
+export const PARTIAL_SUFFIX = ".partial";
 
 /**
- * Removes staging dirs (snapshots, partial archives) left in `dir` by killed runs on this host: the name carries the
- * creator's pid, and only dirs whose process is gone are removed. Best effort; a failure only leaves the garbage.
+ * Removes staging dirs (snapshots, `.partial` archives) left in `dir` by killed runs on this host: only our own —
+ * our name prefix with the creator's pid, a real directory directly in `dir` (checkOwnedPath: no link, FIFO or
+ * device), and a process that is gone. Best effort; a failure only leaves the garbage. Returns what it removed.
  */
-export function sweepStaleStaging(dir: string): void {
+export function sweepStaleStaging(dir: string): string[] {
   let names: string[];
   try {
     names = fs.readdirSync(dir);
   } catch {
-    return;
+    return [];
   }
+  const removed: string[] = [];
+  const pattern = new RegExp(`^${STAGING_PREFIX.replace(/\./g, "\\.")}(\\d+)-[A-Za-z0-9]{6}$`);
   for (const name of names) {
-    const pid = new RegExp(`^${STAGING_PREFIX.replace(/\./g, "\\.")}(\\d+)-`).exec(name)?.[1];
+    const pid = pattern.exec(name)?.[1];
     if (pid === undefined || Number(pid) === process.pid || pidAlive(Number(pid))) continue;
+    const target = path.join(dir, name);
+    if (ownedPathProblem(dir, target, { action: "remove the stale staging dir", expect: "dir" }) !== null) continue;
     try {
-      fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+      fs.rmSync(target, { recursive: true, force: true });
+      removed.push(target);
     } catch {
       // Left for the next run.
     }
   }
+  return removed;
 }

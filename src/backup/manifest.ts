@@ -14,6 +14,7 @@ import {
   type BackupManifest,
   type ManifestDatabase,
   type ManifestFile,
+  type ManifestSourceState,
 } from "./types.js";
 
 /** The manifest is read into memory whole; larger ones are refused (≈ 300k files fit). */
@@ -240,6 +241,7 @@ export function validateManifest(raw: unknown): BackupManifest {
       integrity: "ok",
       sizeBytes: file.size,
       sha256: file.sha256,
+      ...reuseFields(r),
     };
   });
 
@@ -253,6 +255,45 @@ export function validateManifest(raw: unknown): BackupManifest {
 
   return { ...(m as unknown as BackupManifest), paths, assets, directories, files, symlinks, databases, totals };
 }
+
+const DIGITS = /^\d{1,30}$/;
+
+/**
+ * The optional reuse fields of a database record (`body`, `sourceState`; later versions' additions): kept when well
+ * formed, dropped otherwise. They only ever let a later backup copy this body, after checking it; a reader that does
+ * not know them ignores them, and a malformed one must not make an otherwise sound archive unreadable.
+ */
+function reuseFields(r: Record<string, unknown>): Pick<ManifestDatabase, "body" | "sourceState"> {
+  const out: Pick<ManifestDatabase, "body" | "sourceState"> = {};
+  const b = r.body;
+  if (typeof b === "object" && b !== null && !Array.isArray(b)) {
+    const { compression, length, sha256 } = b as Record<string, unknown>;
+    if ((compression === "gzip" || compression === "zstd") && Number.isSafeInteger(length) && (length as number) > 0 && typeof sha256 === "string" && SHA256.test(sha256)) {
+      out.body = { compression, length: length as number, sha256 };
+    }
+  }
+  const s = r.sourceState;
+  if (typeof s === "object" && s !== null && !Array.isArray(s)) {
+    const { files, header } = s as Record<string, unknown>;
+    const stamp = (f: unknown): ManifestSourceStamp | undefined => {
+      if (f === null) return null;
+      if (typeof f !== "object" || Array.isArray(f)) return undefined;
+      const v = f as Record<string, unknown>;
+      const keys = ["dev", "ino", "size", "mtimeNs", "ctimeNs"] as const;
+      if (!keys.every((k) => typeof v[k] === "string" && DIGITS.test(v[k] as string))) return undefined;
+      return { dev: v.dev as string, ino: v.ino as string, size: v.size as string, mtimeNs: v.mtimeNs as string, ctimeNs: v.ctimeNs as string };
+    };
+    const stamps = Array.isArray(files) && files.length === 3 ? files.map(stamp) : [];
+    const h = header as Record<string, unknown> | null | undefined;
+    const okHeader = h !== null && typeof h === "object" && Number.isSafeInteger(h.changeCounter) && Number.isSafeInteger(h.schemaVersion) && (h.changeCounter as number) >= 0 && (h.schemaVersion as number) >= 0;
+    if (stamps.length === 3 && stamps.every((x) => x !== undefined) && okHeader) {
+      out.sourceState = { files: stamps as Array<Exclude<ManifestSourceStamp, undefined>>, header: { changeCounter: h.changeCounter as number, schemaVersion: h.schemaVersion as number } };
+    }
+  }
+  return out;
+}
+
+type ManifestSourceStamp = ManifestSourceState["files"][number] | undefined;
 
 function entryKindAt(p: string, directories: ReadonlyArray<{ archivePath: string }>, symlinks: ReadonlyArray<{ archivePath: string }>): string {
   if (directories.some((d) => d.archivePath === p)) return "directory";

@@ -65,6 +65,25 @@ export interface ManifestDatabase {
   integrity: "ok" | "not-checked";
   sizeBytes: number;
   sha256: string | null;
+  /** The body's compressed bytes in this archive (absent in dry-runs and archives of earlier versions): what a later archive may copy. */
+  body?: ManifestBody;
+  /** The live database when it was snapshotted, provably unchanged during the snapshot (absent otherwise). */
+  sourceState?: ManifestSourceState;
+}
+
+/** A database body's compressed bytes (content + tar padding, whole gzip members / zstd frames). */
+export interface ManifestBody {
+  compression: "gzip" | "zstd";
+  length: number;
+  /** sha256 of the compressed bytes. */
+  sha256: string;
+}
+
+/** Stat identity of a database's main file, -wal and -journal (null where absent), and its header's counters. */
+export interface ManifestSourceState {
+  files: Array<{ dev: string; ino: string; size: string; mtimeNs: string; ctimeNs: string } | null>;
+  /** The main file header's change counter and schema version (user_version); null when it could not be read. */
+  header: { changeCounter: number; schemaVersion: number } | null;
 }
 
 export interface BackupManifest {

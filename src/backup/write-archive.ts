@@ -37,6 +37,7 @@ export interface PayloadParts {
 }
 
 export interface WriteArchiveOptions {
+  /** Where the finished archive is linked (createBackup: `<name>.partial` in its staging dir, published once verified). */
   archivePath: string;
   root: string;
   stagingDir: string;
@@ -44,7 +45,7 @@ export interface WriteArchiveOptions {
   runner: SqliteJobRunner;
   createdAt: Date;
   compression: Compression;
-  /** Per database source path: an unchanged snapshot to copy from an earlier verified archive. */
+  /** Per database source path: an unchanged snapshot to copy from an earlier verified archive, checked against its manifest. */
   reuse?: ReadonlyMap<string, ReuseCandidate>;
   onProgress?: ProgressCallback;
   /** Builds the manifest from what was actually archived. */
@@ -226,7 +227,8 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     const segment = compressor.copySegment(candidate.archivePath, snapshot.segment);
     segment.catch(() => undefined);
     bytesDone += entry.size;
-    const database = { ...snapshot.database, role: entry.database?.role ?? "other", agentId: entry.database?.agentId ?? null, sourcePath: entry.absPath };
+    // The earlier manifest's record (checked to name this very database), body and source state included: the bytes are the same.
+    const database: ManifestDatabase = { ...snapshot.database, role: entry.database?.role ?? "other", agentId: entry.database?.agentId ?? null, sourcePath: entry.absPath, sourceState: snapshot.fingerprint };
     parts.files.push(snapshot.file);
     parts.databases.push(database);
     precheck(snapshot.file, segment, true);
@@ -293,7 +295,15 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       const fingerprint = await snap.fingerprint;
       if (fingerprint && written.segment) {
         const file = written.file;
-        reusable.push(written.segment.then((segment) => ({ sourcePath: entry.absPath, fingerprint, segment, file, database })));
+        // The archive's own manifest is what a later run checks before copying this body (see snapshot-reuse.ts):
+        // the compressed bytes' sha256 and the live database's state, both known before the manifest is built.
+        reusable.push(
+          written.segment.then((segment) => {
+            database.body = { compression, length: segment.length, sha256: segment.sha256 };
+            database.sourceState = fingerprint;
+            return { sourcePath: entry.absPath, fingerprint, segment, file, database };
+          }),
+        );
       }
     }
     await compressor.write(TAR_EOF);

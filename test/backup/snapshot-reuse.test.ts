@@ -1,12 +1,12 @@
-// Unchanged databases: the last verified archive's snapshot bytes are copied (sha256-checked), never trusted blindly.
+// Unchanged databases: an earlier verified archive's snapshot bytes are copied only when that archive's own manifest vouches for them.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createBackup } from "../../src/backup/create-backup.js";
 import { restoreBackup } from "../../src/backup/restore-backup.js";
-import crypto from "node:crypto";
-import { parseReuseRecord, RACY_MARGIN_MS, segmentIntact, sourceFingerprint, stableFingerprint } from "../../src/backup/snapshot-reuse.js";
+import { readArchiveManifest } from "../../src/backup/read-archive.js";
+import { parseReuseHints, RACY_MARGIN_MS, sameFingerprint, sourceFingerprint, stableFingerprint } from "../../src/backup/snapshot-reuse.js";
 import { verifyBackup } from "../../src/backup/verify-archive.js";
 import { addSessions, agentDb, seedState } from "../helpers/backup-state.js";
 import { makeTempDir, makeTempState, type TempState } from "../helpers/temp-state.js";
@@ -20,57 +20,53 @@ function sqlite(db: string, sql: string): string {
   return run.stdout.trim();
 }
 
-function reuseOf(state: TempState, runId: string): ReturnType<typeof parseReuseRecord> {
-  return parseReuseRecord(sqlite(state.paths.globalDbPath, `SELECT manifest_json FROM backup_runs WHERE id = '${runId}'`));
+function hintsOf(state: TempState, runId: string): ReturnType<typeof parseReuseHints> {
+  const row = sqlite(state.paths.globalDbPath, `SELECT archive_path || char(10) || manifest_json FROM backup_runs WHERE id = '${runId}'`);
+  const cut = row.indexOf("\n");
+  return parseReuseHints(row.slice(0, cut), row.slice(cut + 1));
 }
 
-describe("segmentIntact", () => {
-  it("is true only for the recorded bytes, and false at once for a FIFO, a directory or a missing file", () => {
-    const dir = makeTempDir();
-    const file = path.join(dir, "a.tar.zst");
-    const bytes = crypto.randomBytes(3 * 1024 * 1024 + 17);
-    fs.writeFileSync(file, bytes);
-    const segment = { start: 1000, length: 2 * 1024 * 1024 + 5, sha256: crypto.createHash("sha256").update(bytes.subarray(1000, 1000 + 2 * 1024 * 1024 + 5)).digest("hex") };
-    expect(segmentIntact(file, segment)).toBe(true);
-    expect(segmentIntact(file, { ...segment, start: 1001 })).toBe(false);
-    expect(segmentIntact(file, { ...segment, start: bytes.length - 10 })).toBe(false);
-    fs.writeFileSync(file, Buffer.concat([bytes.subarray(0, 2000), Buffer.from([bytes[2000]! ^ 1]), bytes.subarray(2001)]));
-    expect(segmentIntact(file, segment)).toBe(false);
-    const fifo = path.join(dir, "fifo.tar.zst");
-    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
-    // A FIFO swapped in at the recorded path is refused without blocking on it.
-    expect(segmentIntact(fifo, segment)).toBe(false);
-    expect(segmentIntact(dir, segment)).toBe(false);
-    expect(segmentIntact(path.join(dir, "gone.tar.zst"), segment)).toBe(false);
-  });
-});
+const AGENT_ENTRY = "payload/state/agents/main/agent/openclaw-agent.sqlite";
 
-describe("stableFingerprint", () => {
-  it("is null when the files changed during the snapshot or were written within the racy margin", () => {
+describe("sourceFingerprint / stableFingerprint", () => {
+  it("records the header's change counter and schema version, and is null when the files changed or are racy", () => {
     const dir = makeTempDir();
     const db = path.join(dir, "x.sqlite");
-    fs.writeFileSync(db, "a");
+    sqlite(db, "PRAGMA user_version = 7; CREATE TABLE t (a); INSERT INTO t VALUES (1);");
     const before = sourceFingerprint(db);
+    expect(before.header).toEqual({ changeCounter: expect.any(Number), schemaVersion: 7 });
     expect(stableFingerprint(before, before, Date.now())).toBeNull();
     expect(stableFingerprint(before, before, Date.now() + RACY_MARGIN_MS + 1000)).toEqual(before);
     fs.writeFileSync(`${db}-wal`, "w");
     expect(stableFingerprint(before, sourceFingerprint(db), Date.now() + RACY_MARGIN_MS + 1000)).toBeNull();
+    // Same stat identity but another header (a write that kept size and timestamps) is not the same database state.
+    expect(sameFingerprint(before, { ...before, header: { changeCounter: before.header!.changeCounter + 1, schemaVersion: 7 } })).toBe(false);
+    // A file that is not SQLite has no header: never reusable.
+    const other = path.join(dir, "y.sqlite");
+    fs.writeFileSync(other, "a");
+    const fp = sourceFingerprint(other);
+    expect(fp.header).toBeNull();
+    expect(stableFingerprint(fp, fp, Date.now() + RACY_MARGIN_MS + 1000)).toBeNull();
   });
 });
 
 describe("createBackup reuse of unchanged database snapshots", () => {
-  it("copies an unchanged agent DB from the last verified archive; the result verifies and restores byte-identical rows", async () => {
+  it("copies an unchanged agent DB that the earlier archive's manifest vouches for; the result verifies and restores byte-identical rows", async () => {
     const state = makeTempState("legacy-state");
     seedState(state, { sessions: 30 });
     await settle();
     const first = await createBackup({ paths: state.paths });
     expect(first.reusedDatabases).toEqual([]);
-    const record = reuseOf(state, first.runId)!;
-    expect(record.snapshots.map((s) => s.sourcePath)).toContain(agentDb(state));
+    // The archive itself records what a later run checks: the body's compressed sha256 and the source's state.
+    const own = (await readArchiveManifest(first.archivePath)).databases.find((d) => d.role === "agent")!;
+    expect(own.body).toEqual({ compression: first.compression, length: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(sameFingerprint(own.sourceState!, sourceFingerprint(agentDb(state)))).toBe(true);
+    expect(hintsOf(state, first.runId).map((h) => h.entryPath)).toContain(AGENT_ENTRY);
 
     const second = await createBackup({ paths: state.paths });
     // The global DB changed (the first run's backup_runs row); the agent DB did not.
     expect(second.reusedDatabases).toEqual([agentDb(state)]);
+    expect(second.reuseRefused).toEqual([]);
     const firstAgent = first.manifest.databases.find((d) => d.role === "agent")!;
     const secondAgent = second.manifest.databases.find((d) => d.role === "agent")!;
     expect(secondAgent).toEqual(firstAgent);
@@ -83,30 +79,31 @@ describe("createBackup reuse of unchanged database snapshots", () => {
     const dump = (db: string): string => sqlite(db, "SELECT session_id, seq, event_json FROM transcript_events ORDER BY session_id, seq");
     expect(dump(restoredDb)).toBe(dump(agentDb(state)));
     // The chain continues: the second archive lends the same snapshot to the next run.
-    expect(reuseOf(state, second.runId)!.snapshots.find((s) => s.sourcePath === agentDb(state))!.file.sha256).toBe(firstAgent.sha256);
+    expect((await createBackup({ paths: state.paths })).reusedDatabases).toEqual([agentDb(state)]);
 
     // A write to the agent DB ends the reuse: the next archive has the new rows.
     addSessions(agentDb(state), 1000, 3);
     const third = await createBackup({ paths: state.paths });
     expect(third.reusedDatabases).toEqual([]);
+    expect(third.reuseRefused).toEqual([]);
     expect(third.manifest.databases.find((d) => d.role === "agent")!.rowCounts.sessions).toBe(33);
   });
 
-  it("never reuses from an altered archive, an unverified run, or with reuse off", async () => {
+  it("never reuses from an altered archive, an unverified run, or with reuse off; the altered one is named", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
     await settle();
     const unverified = await createBackup({ paths: state.paths, verify: false });
-    expect(reuseOf(state, unverified.runId)).toBeNull();
+    expect(hintsOf(state, unverified.runId)).toEqual([]);
     const first = await createBackup({ paths: state.paths });
     expect(first.reusedDatabases).toEqual([]);
     expect((await createBackup({ paths: state.paths, reuse: false })).reusedDatabases).toEqual([]);
 
-    // Flip one byte inside the recorded segment of the newest archive that lends it: the copy is refused and the
-    // database is snapshotted afresh.
+    // Flip one byte inside the body of the newest archive that lends it: that copy is refused and named, and the
+    // next-older intact archive lends the snapshot instead.
     const lender = await createBackup({ paths: state.paths });
     expect(lender.reusedDatabases).toEqual([agentDb(state)]);
-    const seg = reuseOf(state, lender.runId)!.snapshots.find((s) => s.sourcePath === agentDb(state))!.segment;
+    const seg = hintsOf(state, lender.runId).find((h) => h.entryPath === AGENT_ENTRY)!;
     const fd = fs.openSync(lender.archivePath, "r+");
     const one = Buffer.alloc(1);
     fs.readSync(fd, one, 0, 1, seg.start + Math.floor(seg.length / 2));
@@ -114,13 +111,16 @@ describe("createBackup reuse of unchanged database snapshots", () => {
     fs.writeSync(fd, one, 0, 1, seg.start + Math.floor(seg.length / 2));
     fs.closeSync(fd);
     const after = await createBackup({ paths: state.paths });
-    expect(after.reusedDatabases).toEqual([]);
+    expect(after.reusedDatabases).toEqual([agentDb(state)]);
+    expect(after.reuseRefused).toEqual([expect.objectContaining({ path: agentDb(state), archivePath: lender.archivePath, mismatch: true, reason: expect.stringMatching(/do not hash to the body its manifest records|manifest cannot be read .*corrupt/) })]);
+    expect(after.warnings.join("\n")).toContain(`Did not reuse the earlier snapshot of ${agentDb(state)}`);
     expect((await verifyBackup(after.archivePath)).ok).toBe(true);
 
     // A run whose archive is gone cannot lend anything either.
-    fs.rmSync(after.archivePath);
     for (const name of fs.readdirSync(state.paths.backupDir)) fs.rmSync(path.join(state.paths.backupDir, name));
-    expect((await createBackup({ paths: state.paths })).reusedDatabases).toEqual([]);
+    const none = await createBackup({ paths: state.paths });
+    expect(none.reusedDatabases).toEqual([]);
+    expect(none.reuseRefused.every((r) => r.reason === "the archive is no longer there" && !r.mismatch)).toBe(true);
   });
 
   it("does not reuse across compressions", async () => {

@@ -1,0 +1,46 @@
+// The manifest's optional reuse fields (`body`, `sourceState`): kept when well formed, dropped when not, absent in older archives.
+import { describe, expect, it } from "vitest";
+import { createBackup } from "../../src/backup/create-backup.js";
+import { serializeManifest, validateManifest } from "../../src/backup/manifest.js";
+import { RACY_MARGIN_MS } from "../../src/backup/snapshot-reuse.js";
+import { agentDb, seedState } from "../helpers/backup-state.js";
+import { makeTempState } from "../helpers/temp-state.js";
+
+describe("manifest reuse fields", () => {
+  it("round-trips body and sourceState, reads a manifest without them (earlier versions), and drops malformed ones", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    await new Promise((r) => setTimeout(r, RACY_MARGIN_MS + 300));
+    const made = await createBackup({ paths: state.paths });
+    const stored = JSON.parse(serializeManifest(made.manifest).toString("utf8")) as { databases: Array<Record<string, unknown>> };
+    const agentIndex = stored.databases.findIndex((d) => d.sourcePath === agentDb(state));
+    const agent = stored.databases[agentIndex]!;
+    expect(agent.body).toBeDefined();
+    expect(agent.sourceState).toBeDefined();
+    expect(validateManifest(structuredClone(stored)).databases[agentIndex]).toEqual(made.manifest.databases[agentIndex]);
+
+    // An earlier version's manifest: no reuse fields, still valid (and nothing can be reused from it).
+    const older = structuredClone(stored);
+    for (const d of older.databases) {
+      delete d.body;
+      delete d.sourceState;
+    }
+    const read = validateManifest(older).databases[agentIndex]!;
+    expect(read.body).toBeUndefined();
+    expect(read.sourceState).toBeUndefined();
+
+    // Hostile values are dropped, not trusted and not fatal.
+    const hostile = structuredClone(stored);
+    hostile.databases[agentIndex] = {
+      ...agent,
+      body: { compression: "lz4", length: -1, sha256: "zz" },
+      sourceState: { files: [{ dev: "1; rm", ino: "2", size: "3", mtimeNs: "4", ctimeNs: "5" }, null, null], header: { changeCounter: 1, schemaVersion: 1 } },
+    };
+    const dropped = validateManifest(hostile).databases[agentIndex]!;
+    expect(dropped.body).toBeUndefined();
+    expect(dropped.sourceState).toBeUndefined();
+    const shortFiles = structuredClone(stored);
+    shortFiles.databases[agentIndex] = { ...agent, sourceState: { files: [null], header: null } };
+    expect(validateManifest(shortFiles).databases[agentIndex]!.sourceState).toBeUndefined();
+  });
+});
