@@ -3,9 +3,10 @@
 // zstd arrived in node:zlib in Node 22.15 / 23.8. The project still runs on Node 20, whose @types/node has no
 // zstd declarations, so the zstd functions are looked up at run time and typed here.
 import fs from "node:fs";
-import type { Transform } from "node:stream";
+import stream, { type Duplex, type Transform } from "node:stream";
 import zlib from "node:zlib";
 import { NotFoundError, OperationError, UsageError } from "../core/errors.js";
+import { isZstdMagic, ZSTD_WINDOW_LOG_LIMIT, ZstdFrameWalker, ZstdWindowError } from "./zstd-frames.js";
 
 export type Compression = "gzip" | "zstd";
 export const COMPRESSIONS: readonly Compression[] = ["zstd", "gzip"];
@@ -25,12 +26,9 @@ interface ZstdApi {
 const ZSTD_C_COMPRESSION_LEVEL = 100;
 const ZSTD_C_CHECKSUM_FLAG = 201;
 const ZSTD_D_WINDOW_LOG_MAX = 100;
-/** Our frames hold one compression block (≤ 8 MiB); 2^24 leaves room and bounds a hostile frame's window. */
-const MAX_WINDOW_LOG = 24;
 const ZSTD_LEVEL = 1;
 
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
-const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
 
 function zstdApi(): ZstdApi | null {
   const z = zlib as unknown as Partial<ZstdApi>;
@@ -81,7 +79,8 @@ export function checkCompressionAvailable(compression: Compression): void {
 /** The compression a file's first bytes announce, or null when neither gzip nor zstd. */
 export function compressionOfMagic(magic: Buffer): Compression | null {
   if (magic.length >= 2 && magic.subarray(0, 2).equals(GZIP_MAGIC)) return "gzip";
-  if (magic.length >= 4 && magic.subarray(0, 4).equals(ZSTD_MAGIC)) return "zstd";
+  // A zstd frame, or a skippable frame (pzstd starts every file with one).
+  if (isZstdMagic(magic)) return "zstd";
   return null;
 }
 
@@ -111,7 +110,7 @@ export function sniffCompression(file: string): Compression | null {
 export interface Decompressor {
   name: Compression;
   /** A streaming decoder; throws the one-line zstd_unsupported error on a Node without zstd. */
-  create(): Transform;
+  create(): Duplex;
   /** True when `error` means damaged or truncated compressed data (not an I/O failure). */
   isCorrupt(error: unknown): boolean;
 }
@@ -122,8 +121,12 @@ export function decompressorFor(magic: Buffer, archivePath: string): Decompresso
   return compression ? { name: compression, create: () => createDecompressor(compression, archivePath), isCorrupt: isCorruptStreamError } : null;
 }
 
-/** A streaming decoder for `compression`; a zstd archive on a Node without zstd is one clear error. */
-export function createDecompressor(compression: Compression, archivePath: string): Transform {
+/**
+ * A streaming decoder for `compression`; a zstd archive on a Node without zstd is one clear error. zstd goes through
+ * the frame walker first: skippable frames are dropped and each frame's window is bounded by what its data needs
+ * (ZstdWindowError past MAX_ZSTD_WINDOW), so the decoder itself may accept any window zstd defines.
+ */
+export function createDecompressor(compression: Compression, archivePath: string): Duplex {
   // 1 MiB output chunks: each chunk is one round trip to the libuv pool.
   if (compression === "gzip") return zlib.createGunzip({ chunkSize: 1024 * 1024 });
   const api = zstdApi();
@@ -134,11 +137,16 @@ export function createDecompressor(compression: Compression, archivePath: string
       { path: archivePath },
     );
   }
-  return api.createZstdDecompress({ chunkSize: 1024 * 1024, params: { [ZSTD_D_WINDOW_LOG_MAX]: MAX_WINDOW_LOG } });
+  const decoder = api.createZstdDecompress({ chunkSize: 1024 * 1024, params: { [ZSTD_D_WINDOW_LOG_MAX]: ZSTD_WINDOW_LOG_LIMIT } });
+  // stream.compose is in every Node with zstd (≥ 22.15); Node 20's typings lack it.
+  const compose = (stream as unknown as { compose(...streams: Transform[]): Duplex }).compose;
+  return compose(new ZstdFrameWalker(archivePath), decoder);
 }
 
 /** A decoder error caused by the archive's bytes (truncated or corrupt), as opposed to an I/O failure. */
 export function isCorruptStreamError(error: unknown): boolean {
+  // A window over our limit is a limit, reported as such (its message names the limit and the way out).
+  if (error instanceof ZstdWindowError) return false;
   const code = String((error as NodeJS.ErrnoException | undefined)?.code ?? "");
   if (code.startsWith("Z_") || code.startsWith("ZSTD_error")) return true;
   return /unexpected end of file|incorrect header|invalid|too far back|checksum|corrupt|frame/i.test(String((error as Error | undefined)?.message ?? ""));
@@ -177,7 +185,7 @@ export function compressBlock(compression: Compression, block: Buffer, options: 
  */
 export function blockDecodesTo(compression: Compression, block: Buffer, expected: Buffer): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    let decoder: Transform;
+    let decoder: Duplex;
     try {
       decoder = compression === "gzip" ? zlib.createGunzip({ chunkSize: 256 * 1024 }) : createDecompressor("zstd", "a compressed block");
     } catch (error) {

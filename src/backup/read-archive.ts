@@ -5,6 +5,7 @@ import { pipeline } from "node:stream";
 import { describeError, NotFoundError, OperationError, UsageError } from "../core/errors.js";
 import { roleAtArchivePath, SQLITE_SIDECAR_SUFFIXES } from "./archive-layout.js";
 import { decompressorFor, type Decompressor } from "./compression.js";
+import { ZstdWindowError } from "./zstd-frames.js";
 import { sha256OfRange } from "./hash-range.js";
 import { MAX_MANIFEST_BYTES, ManifestProblem, validateManifest } from "./manifest.js";
 import { indexOpenclawArchive, OpenclawArchiveProblem, type OpenclawLayout } from "./openclaw-archive.js";
@@ -170,6 +171,8 @@ async function* decompressed(fd: number, decompressor: Decompressor, limit: () =
     }
   } catch (error) {
     if (error instanceof ArchiveProblem || error instanceof TarProblem || error instanceof ManifestProblem) throw error;
+    // Not damage: a frame needing more window than we accept; the message names the limit and the way out.
+    if (error instanceof ZstdWindowError) throw new ArchiveProblem(error.message);
     if (decompressor.isCorrupt(error)) throw new ArchiveProblem(`the archive is truncated or corrupt (${decompressor.name}: ${describeError(error)})`);
     throw error;
   } finally {

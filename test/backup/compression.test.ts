@@ -137,17 +137,96 @@ describe.runIf(zstdSupported())("zstd archives (Node >= 22.15)", () => {
   });
 });
 
-describe.runIf(zstdSupported() && hasZstdCli)("zstd decoder limits", () => {
-  it("refuses a frame that asks for a window over 16 MiB (bounded decoder memory), without writing anything", async () => {
-    const state = makeTempState("legacy-state");
-    seedState(state);
-    const gz = await createBackup({ paths: state.paths, compression: "gzip", verify: false });
-    const big = path.join(makeTempDir(), "long-window.tar.zst");
-    // From a pipe the size is unknown, so --long=27 really declares a 128 MiB window.
-    expect(spawnSync("sh", ["-c", `gzip -dc "${gz.archivePath}" | zstd -q --long=27 -o "${big}"`]).status).toBe(0);
-    const checked = await verifyBackup(big);
+/** A skippable frame (magic 0x184D2A50 + low, then the payload's length) as pzstd and other tools write them. */
+function skippableFrame(low: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeUInt32LE(0x184d2a50 + low, 0);
+  head.writeUInt32LE(payload.length, 4);
+  return Buffer.concat([head, payload]);
+}
+
+/** One of our archives as its tar bytes (decompressed by the zstd CLI), with the state it came from. */
+async function ourTar(): Promise<{ state: ReturnType<typeof makeTempState>; tar: Buffer }> {
+  const state = makeTempState("legacy-state");
+  seedState(state);
+  const made = await createBackup({ paths: state.paths, verify: false });
+  const tar = spawnSync("zstd", ["-d", "-q", "-c", made.archivePath], { maxBuffer: 1 << 30 });
+  expect(tar.status, String(tar.stderr)).toBe(0);
+  return { state, tar: tar.stdout };
+}
+
+function zstdCli(args: string[], input: Buffer, cmd = "zstd"): Buffer {
+  const run = spawnSync(cmd, args, { input, maxBuffer: 1 << 30 });
+  expect(run.status, String(run.stderr)).toBe(0);
+  return run.stdout;
+}
+
+/** verify passes, restore --target writes the state, and its agent database holds the seeded sessions. */
+async function verifyAndRestore(state: ReturnType<typeof makeTempState>, archive: string): Promise<void> {
+  const verified = await verifyBackup(archive);
+  expect(verified.ok, verified.problem).toBe(true);
+  const target = path.join(makeTempDir(), "restored");
+  const restored = await restoreBackup({ paths: state.paths, archivePath: archive, target, confirm: async () => true });
+  expect(restored.status).toBe("restored");
+  const db = path.join(target, "state/agents/main/agent/openclaw-agent.sqlite");
+  expect(spawnSync("sqlite3", [db, "SELECT count(*) FROM sessions"], { encoding: "utf8" }).stdout.trim()).toBe("20");
+}
+
+describe.runIf(zstdSupported() && hasZstdCli)("zstd archives other tools wrote (Node >= 22.15)", () => {
+  it("zstd --long=31 (and --long=27) from a pipe declares a 2 GiB (128 MiB) window over a small archive: verified and restored", async () => {
+    const { state, tar } = await ourTar();
+    for (const long of ["--long=31", "--long=27"]) {
+      const z = zstdCli(["-q", "-c", long], tar);
+      // Not single-segment, no content size: the declared window is the one --long asked for.
+      expect(z[4]! & 0x20).toBe(0);
+      const archive = path.join(makeTempDir(), `long.tar.zst`);
+      fs.writeFileSync(archive, z);
+      await verifyAndRestore(state, archive);
+    }
+  });
+
+  it.runIf(spawnSync("pzstd", ["--version"]).status === 0)("pzstd's archive (it starts with a skippable frame) is verified and restored; `backup verify` exits 0", async () => {
+    const { state, tar } = await ourTar();
+    const z = zstdCli(["-q", "-p", "2", "-c"], tar, "pzstd");
+    expect(z.readUInt32LE(0)).toBe(0x184d2a50);
+    const archive = path.join(makeTempDir(), "pzstd.tar.zst");
+    fs.writeFileSync(archive, z);
+    expect(sniffCompression(archive)).toBe("zstd");
+    await verifyAndRestore(state, archive);
+    const run = await runBin(["backup", "verify", archive], state.env);
+    expect(run.code, run.stderr).toBe(0);
+  });
+
+  it("skippable frames before, between and after the frames of an archive are skipped", async () => {
+    const { state, tar } = await ourTar();
+    const half = Math.floor(tar.length / 2);
+    const z = Buffer.concat([
+      skippableFrame(0, Buffer.from("index")),
+      zstdCli(["-q", "-c"], tar.subarray(0, half)),
+      skippableFrame(15, Buffer.alloc(0)),
+      skippableFrame(4, Buffer.alloc(100_000, 7)),
+      zstdCli(["-q", "-c", "--no-check"], tar.subarray(half)),
+      skippableFrame(9, Buffer.from("trailer")),
+    ]);
+    const archive = path.join(makeTempDir(), "skippable.tar.zst");
+    fs.writeFileSync(archive, z);
+    await verifyAndRestore(state, archive);
+  });
+
+  it("a frame that needs a window past the limit is refused with the limit and the flag, not called corrupt; nothing is restored", async () => {
+    const { state } = await ourTar();
+    // Declares a 2 GiB window and 1 GiB of content: the window it needs is 1 GiB.
+    const fcs = Buffer.alloc(8);
+    fcs.writeBigUInt64LE(1n << 30n);
+    const archive = path.join(makeTempDir(), "huge-window.tar.zst");
+    fs.writeFileSync(archive, Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xc0, (31 - 10) << 3]), fcs, Buffer.from([0x03, 0x00, 0x01, 0x00])]));
+    const checked = await verifyBackup(archive);
     expect(checked.ok).toBe(false);
-    expect(checked.problem).toMatch(/truncated or corrupt \(zstd: /);
+    expect(checked.problem).not.toMatch(/corrupt/);
+    expect(checked.problem).toMatch(/declares a 2(\.0)? GiB window \(window log 31\) and its data needs more than the 128(\.0)? MiB \(window log 27\) openclaw-state accepts; recompress it with a smaller window: `zstd -d --long=31 < /);
+    const target = path.join(makeTempDir(), "restored");
+    await expect(restoreBackup({ paths: state.paths, archivePath: archive, target, confirm: async () => true })).rejects.toThrow(/window log 27/);
+    expect(fs.existsSync(target)).toBe(false);
   });
 });
 
