@@ -1,11 +1,14 @@
-// `backup list`: runs recorded in backup_runs merged with the archives found in the backup directory.
+// `backup list`: runs recorded in backup_runs merged with the archives found in the backup directory, and the
+// `<path>.pre-restore-<ts>` copies restores kept (until `backup prune --pre-restore` removes them).
 import fs from "node:fs";
 import path from "node:path";
 import { expandUserPath, type StatePaths } from "../state/paths.js";
 import { readBackupRuns } from "./backup-runs.js";
 import { isOpenclawStateError } from "../core/errors.js";
 import { ARCHIVE_NAME_PATTERN, sniffCompression, type Compression } from "./compression.js";
+import { scanPreRestoreCopies, type PreRestoreCopy } from "./pre-restore-copies.js";
 import { ArchiveProblem, readArchiveManifest } from "./read-archive.js";
+import type { BackupManifest } from "./types.js";
 
 export interface ListBackupsOptions {
   paths: StatePaths;
@@ -44,6 +47,10 @@ export interface ListBackupsResult {
    * older than the newest backup that exists); `all` lists them, `backup prune` forgets them.
    */
   hidden: { missing: number; failed: number };
+  /** Previous copies restores kept beside the paths they replaced, newest first (`backup prune --pre-restore`). */
+  preRestoreCopies: PreRestoreCopy[];
+  /** Names with the pre-restore marker that are not a restore's copy: left alone, with the reason. */
+  preRestoreNotOurs: Array<{ path: string; reason: string }>;
   warnings: string[];
 }
 
@@ -60,6 +67,10 @@ export interface FoundArchive {
   /** The state dir the manifest names, and whether it is a config-only archive (prune groups by both). */
   stateDir: string | null;
   onlyConfig: boolean | null;
+  /** The manifest's archiveRoot (create derives it from the name it writes) and options, for prune's identity. */
+  archiveRoot: string | null;
+  options: BackupManifest["options"] | null;
+  hasStateAsset: boolean | null;
   problem?: string;
   /** Set when the manifest could not be read for a reason other than the archive itself (e.g. zstd_unsupported). */
   problemCode?: string;
@@ -83,18 +94,32 @@ export async function scanBackupDir(dir: string): Promise<FoundArchive[]> {
     } catch {
       continue;
     }
-    if (!st.isFile()) continue;
-    const item: FoundArchive = { archivePath: file, sizeBytes: st.size, mtimeMs: st.mtimeMs, compression: null, manifestOk: false, createdAt: null, runId: null, databases: null, stateDir: null, onlyConfig: null };
+    const item: FoundArchive = { archivePath: file, sizeBytes: st.size, mtimeMs: st.mtimeMs, compression: null, manifestOk: false, createdAt: null, runId: null, databases: null, stateDir: null, onlyConfig: null, archiveRoot: null, options: null, hasStateAsset: null };
+    if (!st.isFile()) {
+      // Named, never read: a link is not followed and a FIFO would block the read.
+      item.problem = st.isSymbolicLink() ? "a symbolic link (never followed)" : "not a regular file";
+      found.push(item);
+      continue;
+    }
     try {
       item.compression = sniffCompression(file);
       const manifest = await readArchiveManifest(file);
-      item.manifestOk = true;
+      // `options` is not part of the validated contract: read it field by field, a hostile value counts as false.
+      const raw: unknown = manifest.options;
+      const opts = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
+      const options = { onlyConfig: opts.onlyConfig === true, includeWorkspace: opts.includeWorkspace === true, verify: opts.verify === true, dryRun: opts.dryRun === true };
       const t = Date.parse(manifest.createdAt);
-      item.createdAt = Number.isNaN(t) ? null : t;
-      item.runId = manifest.runId;
-      item.databases = manifest.databases.length;
-      item.stateDir = manifest.paths.stateDir;
-      item.onlyConfig = manifest.options.onlyConfig;
+      Object.assign(item, {
+        manifestOk: true,
+        createdAt: Number.isNaN(t) ? null : t,
+        runId: manifest.runId,
+        databases: manifest.databases.length,
+        stateDir: manifest.paths.stateDir,
+        onlyConfig: options.onlyConfig,
+        archiveRoot: manifest.archiveRoot,
+        options,
+        hasStateAsset: manifest.assets.some((a) => a.kind === "state"),
+      });
     } catch (error) {
       item.problem = error instanceof ArchiveProblem ? error.message : (error as Error).message;
       if (isOpenclawStateError(error)) item.problemCode = error.code;
@@ -168,7 +193,8 @@ export async function listBackups(options: ListBackupsOptions): Promise<ListBack
         else hidden.missing += 1;
         return false;
       });
-  return { backupDir, runsRead: runs !== null, backups: shown, hidden, warnings };
+  const preRestore = scanPreRestoreCopies(paths);
+  return { backupDir, runsRead: runs !== null, backups: shown, hidden, preRestoreCopies: preRestore.copies, preRestoreNotOurs: preRestore.notOurs, warnings };
 }
 
 function safeSniff(file: string): Compression | null {

@@ -1,26 +1,34 @@
 // `backup prune`: retention rules (restic `forget` semantics) over the archives this tool wrote for this state dir.
 //
-// Never deleted: files that are not our archives, archives of another state dir (or config-only ones, which form
-// their own group, as restic groups by paths), and archives a migration run references as its pre-migration
-// backup (unless includeMigrationBackups). After deleting, the backup_runs rows of archives that are gone are
+// Which archives count is decided by identity (archive-identity.ts), never by name or file time: the manifest says
+// it is ours, for this state dir, under the name it was written with, and a backup_runs row or a verify pass
+// confirms it. Its time is the manifest's createdAt; one dated in the future is kept and never counted. Never
+// deleted: everything that is not ours (listed with the reason), archives of another state dir, config-only ones
+// (their own group, as restic groups by paths) only by their own group's rules, and pre-migration archives
+// (by their manifest or a migration run; unless includeMigrationBackups). Each deletion goes through
+// checkOwnedPath with the backup dir as root. Afterwards the backup_runs rows of archives that are gone are
 // forgotten, so `backup list` does not grow forever.
 import fs from "node:fs";
 import path from "node:path";
-import { describeError, OperationError, UsageError } from "../core/errors.js";
+import { describeError, UsageError } from "../core/errors.js";
+import { checkOwnedPath, UnsafeOwnedPathError } from "../state/owned-path.js";
 import { expandUserPath, type StatePaths } from "../state/paths.js";
 import { fsyncDir } from "../state/private-fs.js";
-import { scanBackupDir, type FoundArchive } from "./list-backups.js";
-import { applyRetention, hasRule, parseRetentionDuration, type RetentionPolicy } from "./retention.js";
+import { identifyArchives, readLedgerView } from "./archive-identity.js";
+import { scanBackupDir } from "./list-backups.js";
+import { applyRetention, FUTURE_REASON, hasRule, parseRetentionDuration, type RetentionPolicy } from "./retention.js";
 
 export interface PruneBackupsOptions {
   paths: StatePaths;
   policy: RetentionPolicy;
   dir?: string;
   dryRun?: boolean;
-  /** Also let the rules remove archives that a migration run references (they are kept otherwise). */
+  /** Also let the rules remove pre-migration archives (by their manifest or a migration run; kept otherwise). */
   includeMigrationBackups?: boolean;
   /** Asked once with the archives to delete; false ends with status "declined". */
   confirm?: (remove: readonly PruneCandidate[]) => Promise<boolean>;
+  /** The clock archives are compared with (tests); default Date.now(). */
+  now?: number;
 }
 
 export interface PruneCandidate {
@@ -28,10 +36,17 @@ export interface PruneCandidate {
   createdAt: number;
   sizeBytes: number;
   runId: string | null;
-  /** Why it stays ("last", "daily", "weekly", "monthly", "within 30d", "migration run <id>"); empty when removed. */
+  /** How it was proven ours: a completed backup_runs row with its run id and path, or a verify pass. */
+  identity: "backup_runs" | "verified";
+  /**
+   * Why it stays ("last", "daily", "weekly", "monthly", "within 30d", "dated in the future", "pre-migration backup
+   * (by its manifest)", "migration run <id>"); empty when removed.
+   */
   reasons: string[];
   /** Migration runs whose report names this archive as their backup. */
   migrationRuns: string[];
+  /** A pre-migration archive (by its manifest or a migration run): kept whatever the rules say. */
+  preMigration: boolean;
 }
 
 export interface ForgottenRun {
@@ -47,7 +62,7 @@ export interface PruneBackupsResult {
   policy: RetentionPolicy;
   kept: PruneCandidate[];
   removed: PruneCandidate[];
-  /** Files left alone: not our archives, unreadable here, or another state dir's. */
+  /** Not ours, kept: foreign files, renamed copies, stubs, another state dir's archives, each with the reason. */
   ignored: Array<{ path: string; reason: string }>;
   /** backup_runs rows dropped (or, in a dry run, that would be): their archive is gone. */
   forgotten: ForgottenRun[];
@@ -68,67 +83,41 @@ export function validatePolicy(policy: RetentionPolicy): void {
   }
 }
 
-function canonical(p: string): string {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return path.resolve(p);
-  }
-}
-
-/** Archive path (canonical) → ids of the migration runs that name it as their backup. */
-async function migrationBackups(paths: StatePaths): Promise<Map<string, string[]>> {
-  const refs = new Map<string, string[]>();
-  if (!fs.existsSync(paths.globalDbPath)) return refs;
-  const { readMigrationBackupPaths } = await import("./backup-runs.js");
-  let rows: Array<{ runId: string; backupPath: string }>;
-  try {
-    rows = readMigrationBackupPaths(paths);
-  } catch (error) {
-    // Without the ledger we cannot tell which archive a rollback needs: delete nothing.
-    throw new OperationError("ledger_unreadable", `Cannot read migration_runs from ${paths.globalDbPath} (${describeError(error)}), so prune cannot tell which archives migration runs need; nothing was deleted. Run \`openclaw-state doctor\`.`, { path: paths.globalDbPath });
-  }
-  for (const row of rows) {
-    const key = canonical(row.backupPath);
-    refs.set(key, [...(refs.get(key) ?? []), row.runId]);
-  }
-  return refs;
-}
-
-function ignoredReason(a: FoundArchive, stateDir: string): string | null {
-  if (!a.manifestOk) {
-    if (a.problemCode === "zstd_unsupported") return "a zstd archive this Node cannot read (needs Node.js 22.15 or newer); left alone";
-    return `not an openclaw-state archive (${a.problem ?? "no manifest"})`;
-  }
-  if (a.stateDir !== null && canonical(a.stateDir) !== stateDir) return `an archive of another state dir (${a.stateDir})`;
-  return null;
-}
-
 export async function pruneBackups(options: PruneBackupsOptions): Promise<PruneBackupsResult> {
   validatePolicy(options.policy);
   const { paths } = options;
-  const backupDir = options.dir ? expandUserPath(options.dir, paths.homeDir) : paths.backupDir;
-  const stateDir = canonical(paths.stateDir);
+  const now = options.now ?? Date.now();
+  const backupDir = path.resolve(options.dir ? expandUserPath(options.dir, paths.homeDir) : paths.backupDir);
   const found = await scanBackupDir(backupDir);
-  const refs = await migrationBackups(paths);
-  const ignored: PruneBackupsResult["ignored"] = [];
+  const ledger = await readLedgerView(paths);
+  const warnings = [...ledger.warnings];
+  const { ours, notOurs } = await identifyArchives(found, paths, ledger);
+  const ignored: PruneBackupsResult["ignored"] = notOurs.map((n) => ({ path: n.path, reason: n.reason }));
   const groups = new Map<string, PruneCandidate[]>();
-  for (const a of found) {
-    const reason = ignoredReason(a, stateDir);
-    if (reason) {
-      ignored.push({ path: a.archivePath, reason });
-      continue;
-    }
-    const candidate: PruneCandidate = { archivePath: a.archivePath, createdAt: a.createdAt ?? a.mtimeMs, sizeBytes: a.sizeBytes, runId: a.runId, reasons: [], migrationRuns: refs.get(canonical(a.archivePath)) ?? [] };
-    const key = a.onlyConfig ? "config-only" : "full";
+  for (const o of ours) {
+    const candidate: PruneCandidate = {
+      archivePath: o.found.archivePath,
+      createdAt: o.createdAt,
+      sizeBytes: o.found.sizeBytes,
+      runId: o.runId,
+      identity: o.identity,
+      reasons: [],
+      migrationRuns: o.migrationRuns,
+      preMigration: o.preMigration.length > 0,
+    };
+    const key = o.found.onlyConfig ? "config-only" : "full";
     groups.set(key, [...(groups.get(key) ?? []), candidate]);
   }
 
+  const protection = new Map(ours.map((o) => [o.found.archivePath, o.preMigration]));
   const kept: PruneCandidate[] = [];
   const remove: PruneCandidate[] = [];
   for (const group of groups.values()) {
-    for (const { item, reasons } of applyRetention(group, options.policy)) {
-      const protectedBy = options.includeMigrationBackups ? [] : item.migrationRuns.map((id) => `migration run ${id}`);
+    for (const { item, reasons } of applyRetention(group, options.policy, now)) {
+      if (reasons.includes(FUTURE_REASON)) {
+        warnings.push(`${item.archivePath} is dated ${new Date(item.createdAt).toISOString()}, in the future: it was kept and not counted as the newest archive. Check the clock of the host that wrote it.`);
+      }
+      const protectedBy = options.includeMigrationBackups ? [] : (protection.get(item.archivePath) ?? []);
       item.reasons = [...reasons, ...protectedBy];
       (item.reasons.length > 0 ? kept : remove).push(item);
     }
@@ -137,22 +126,27 @@ export async function pruneBackups(options: PruneBackupsOptions): Promise<PruneB
   kept.sort(byTime);
   remove.sort(byTime);
 
-  const result: PruneBackupsResult = { status: "dry-run", backupDir, policy: options.policy, kept, removed: remove, ignored, forgotten: [], warnings: [] };
+  const result: PruneBackupsResult = { status: "dry-run", backupDir, policy: options.policy, kept, removed: remove, ignored, forgotten: [], warnings };
   const { forgetRuns, staleRuns } = await import("./backup-runs.js");
-  if (options.dryRun) return { ...result, forgotten: staleRuns(paths, backupDir, remove.map((r) => r.archivePath)) };
+  const ledgerReadable = ledger.runs !== null;
+  if (options.dryRun) return { ...result, forgotten: ledgerReadable ? staleRuns(paths, backupDir, remove.map((r) => r.archivePath)) : [] };
   if (remove.length > 0 && options.confirm && !(await options.confirm(remove))) return { ...result, status: "declined", removed: [] };
   const removed: PruneCandidate[] = [];
   for (const candidate of remove) {
     try {
-      fs.unlinkSync(candidate.archivePath);
+      // The boundary check right before the unlink: a link or FIFO swapped in since the scan is refused, not followed.
+      const owned = checkOwnedPath(backupDir, candidate.archivePath, { action: "delete", expect: "file" });
+      fs.unlinkSync(owned.path);
       removed.push(candidate);
     } catch (error) {
-      result.warnings.push(`Could not delete ${candidate.archivePath} (${describeError(error)}).`);
+      warnings.push(error instanceof UnsafeOwnedPathError ? error.message : `Could not delete ${candidate.archivePath} (${describeError(error)}).`);
+      kept.push({ ...candidate, reasons: ["could not be deleted (see warnings)"] });
     }
   }
-  if (removed.length > 0) fsyncDir(path.resolve(backupDir));
+  if (removed.length > 0) fsyncDir(backupDir);
+  if (!ledgerReadable) return { ...result, status: "pruned", removed };
   const stale = staleRuns(paths, backupDir, []);
   const forgetWarning = forgetRuns(paths, stale.map((r) => r.runId));
-  if (forgetWarning) result.warnings.push(forgetWarning);
+  if (forgetWarning) warnings.push(forgetWarning);
   return { ...result, status: "pruned", removed, forgotten: forgetWarning ? [] : stale };
 }

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError, OpenclawStateError, StateLockedError, UsageError } from "../core/errors.js";
 import { acquireMaintenanceLease, acquireStateLock, describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE, openLeaseDatabase } from "../state/lease.js";
+import { checkOwnedPath, ownedPathProblem } from "../state/owned-path.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { ensurePrivateDir, ensurePrivateDirBelow, fsyncDir, pathExists } from "../state/private-fs.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
@@ -13,12 +14,13 @@ import { realpathOrNull } from "./asset-plan.js";
 import { archivePathInside } from "./manifest.js";
 import { ArchiveProblem, readArchive, readArchiveManifest, type ArchiveSink } from "./read-archive.js";
 import { planRestore, type RestorePlan, type RestorePlanItem, type WorkspaceDestination } from "./restore-plan.js";
-import { checkFreeSpace, pathMoves } from "./restore-checks.js";
-import { carryKeptPaths, compactStamp, stagingPrefix, swapIntoPlace, type StagedItem } from "./restore-swap.js";
+import { boundaryOf, checkDestinations, checkFreeSpace, pathMoves } from "./restore-checks.js";
+import { carryKeptPaths, compactStamp, keptCopiesOf, removeStaging, stagingPrefix, swapIntoPlace, type KeptCopy, type StagedItem } from "./restore-swap.js";
 import type { BackupManifest, ManifestDatabase, ProgressCallback, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
 
 export type { RestorePlan, RestorePlanItem, WorkspaceDestination } from "./restore-plan.js";
+export type { KeptCopy } from "./restore-swap.js";
 
 export interface RestoreBackupOptions {
   paths: StatePaths;
@@ -31,7 +33,7 @@ export interface RestoreBackupOptions {
   includeWorkspace?: boolean;
   /** `--workspace <recorded>=<dir>`: destinations the operator names for archived workspaces. */
   workspaceDestinations?: WorkspaceDestination[];
-  /** Take a verified backup of the current state (createBackup, default backup dir) before anything is replaced. */
+  /** Also take a verified backup of the current state (createBackup, default backup dir) before anything is replaced; the kept copies stay either way. */
   backup?: boolean;
   /** Take the state lease even if another live process holds it. */
   force?: boolean;
@@ -66,6 +68,11 @@ export interface RestoreBackupResult {
   pathsRewritten: number;
   /** The backup of the replaced state taken with `backup: true` (null when none was taken). */
   preRestoreBackup: { archivePath: string; verified: boolean } | null;
+  /**
+   * Every replaced path and where its previous copy is kept (`<path>.pre-restore-<ts>`). Restore never deletes
+   * them; `backup prune --pre-restore` does, when asked. Empty for a dry run (the plan's `keptAt` says where they would go).
+   */
+  keptCopies: KeptCopy[];
   warnings: string[];
 }
 
@@ -126,11 +133,11 @@ async function takeLease(paths: StatePaths, force: boolean, warnings: string[]):
     const db = global;
     return {
       release() {
-        // The live DB has been moved aside by now; releasing there only tidies the copy that is deleted next.
+        // The live DB has been moved aside by now: releasing clears the lease row in the kept previous copy.
         try {
           lease.release();
         } catch {
-          // The previous copy is removed anyway.
+          // A row left in the kept copy is a dead lease; restoring that copy drops it anyway.
         }
         db.close();
       },
@@ -150,11 +157,19 @@ function ownerOf(items: readonly RestorePlanItem[], archivePath: string): Restor
   return best;
 }
 
+interface StagedDatabase {
+  staged: string;
+  destination: string;
+  /** The staging dir holding it, and that dir's boundary (its sidecars are removed only after checking both). */
+  stagingRoot: string;
+  root: string;
+}
+
 interface Extraction {
   staged: StagedItem[];
   databases: RestoredDatabase[];
   /** Where each restored database is staged, and where it goes. */
-  stagedDatabases: Array<{ staged: string; destination: string }>;
+  stagedDatabases: StagedDatabase[];
 }
 
 /** Creates a destination's parent: below the real state dir component by component, never through a link. */
@@ -178,18 +193,28 @@ async function extractToStaging(
   const staged: StagedItem[] = [];
   /** Where each plan item's content is staged: its own sibling dir, or inside its outer item's staged tree. */
   const location = new Map<string, string>();
-  for (const item of plan.items) {
-    if (item.nestedIn) {
-      const outer = plan.items.find((o) => o.archivePath === item.nestedIn)!;
-      location.set(item.archivePath, path.join(location.get(outer.archivePath)!, path.relative(outer.destination, item.destination)));
-      continue;
+  const stateReal = realpathOrNull(paths.stateDir);
+  try {
+    for (const item of plan.items) {
+      if (item.nestedIn) {
+        const outer = plan.items.find((o) => o.archivePath === item.nestedIn)!;
+        location.set(item.archivePath, path.join(location.get(outer.archivePath)!, path.relative(outer.destination, item.destination)));
+        continue;
+      }
+      ensureParentOf(item.destination, paths);
+      const root = boundaryOf(item, plan, stateReal);
+      checkOwnedPath(root, item.destination, { action: "restore over", allowMissing: true, expect: item.type });
+      const stagingRoot = fs.mkdtempSync(stagingPrefix(item.destination, stamp));
+      const entry: StagedItem = { item, staged: item.type === "dir" ? stagingRoot : path.join(stagingRoot, path.basename(item.destination)), stagingRoot, root };
+      staged.push(entry);
+      checkOwnedPath(root, stagingRoot, { action: "stage the restore in", expect: "dir" });
+      location.set(item.archivePath, entry.staged);
     }
-    ensureParentOf(item.destination, paths);
-    const stagingRoot = fs.mkdtempSync(stagingPrefix(item.destination, stamp));
-    const stagedPath = item.type === "dir" ? stagingRoot : path.join(stagingRoot, path.basename(item.destination));
-    location.set(item.archivePath, stagedPath);
-    staged.push({ item, staged: stagedPath, stagingRoot });
+  } catch (error) {
+    removeStaging(staged);
+    throw error;
   }
+  const stagingOf = (file: string): StagedItem => staged.find((s) => isPathInside(s.stagingRoot, file))!;
   const stagedPathOf = (archivePath: string): string | null => {
     const item = ownerOf(plan.items, archivePath);
     if (!item) return null;
@@ -207,7 +232,7 @@ async function extractToStaging(
     createdDirs.add(dir);
   };
   const databases: RestoredDatabase[] = [];
-  const stagedDatabases: Array<{ staged: string; destination: string }> = [];
+  const stagedDatabases: StagedDatabase[] = [];
   const dbWork: Array<Promise<void>> = [];
   let failure: string | undefined;
 
@@ -251,7 +276,8 @@ async function extractToStaging(
             const owner = ownerOf(plan.items, listed.archivePath)!;
             const rel = listed.archivePath.slice(owner.archivePath.length + 1);
             const destination = rel === "" ? owner.destination : path.join(owner.destination, ...rel.split("/"));
-            stagedDatabases.push({ staged: target, destination });
+            const holder = stagingOf(target);
+            stagedDatabases.push({ staged: target, destination, stagingRoot: holder.stagingRoot, root: holder.root });
             databases.push({
               archivePath: listed.archivePath,
               destination,
@@ -285,7 +311,7 @@ async function extractToStaging(
   } catch (error) {
     await pool.drain().catch(() => undefined);
     await Promise.allSettled(dbWork);
-    for (const s of staged) fs.rmSync(s.stagingRoot, { recursive: true, force: true });
+    removeStaging(staged);
     throw error;
   }
 }
@@ -295,12 +321,13 @@ async function extractToStaging(
  * that is not its own. (Old sidecars leave with the tree they belong to; deleting files beside the live
  * path after the swap could hit a process that has just opened the new database.)
  */
-function removeStaleSidecars(stagedDatabases: ReadonlyArray<{ staged: string; destination: string }>): string[] {
+function removeStaleSidecars(stagedDatabases: readonly StagedDatabase[]): string[] {
   const removed: string[] = [];
   for (const db of stagedDatabases) {
+    checkOwnedPath(db.root, db.stagingRoot, { action: "remove sidecars in", expect: "dir" });
     for (const suffix of ["-wal", "-shm", "-journal"]) {
       const side = `${db.staged}${suffix}`;
-      if (pathExists(side)) {
+      if (checkOwnedPath(db.stagingRoot, side, { action: "remove the stale sidecar", allowMissing: true, expect: "file" }).kind === "file") {
         fs.rmSync(side, { force: true });
         removed.push(`${db.destination}${suffix}`);
       }
@@ -338,14 +365,18 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     if (error instanceof ArchiveProblem) throw refused(archivePath, error.message);
     throw error;
   }
+  // One stamp names this restore's staging dirs and kept copies; the plan (and so the prompt) shows the kept names.
+  const stamp = compactStamp();
   const plan = planRestore(manifest, {
     paths,
     archivePath,
     target: options.target,
     includeWorkspace: options.includeWorkspace,
     workspaceDestinations: options.workspaceDestinations,
+    stamp,
   });
   checkFreeSpace(plan);
+  checkDestinations(plan, paths);
   const result: RestoreBackupResult = {
     status: "dry-run",
     archivePath,
@@ -358,6 +389,7 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     removedSidecars: [],
     pathsRewritten: 0,
     preRestoreBackup: null,
+    keptCopies: [],
     warnings: [],
   };
 
@@ -385,7 +417,6 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
   precheck.catch((error: unknown) => {
     lockError = error;
   });
-  const stamp = compactStamp();
   const createdTarget = plan.target !== null && !pathExists(plan.target);
   let lease: HeldLease | null = null;
   try {
@@ -407,21 +438,23 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
       if (options.backup) result.preRestoreBackup = await backupCurrentState(plan, paths, result.warnings);
       done = swapIntoPlace(extraction.staged, stamp, options.failAfterSwaps);
     } finally {
-      for (const s of extraction.staged) fs.rmSync(s.stagingRoot, { recursive: true, force: true });
+      result.warnings.push(...removeStaging(extraction.staged));
     }
-    const carried = carryKeptPaths(done);
-    result.warnings.push(...carried.warnings);
+    // Every replaced path stays beside the restored one; nothing the restore replaced is deleted.
+    result.keptCopies = keptCopiesOf(done, plan);
+    result.warnings.push(...carryKeptPaths(done));
     result.databases = extraction.databases.sort((a, b) => a.archivePath.localeCompare(b.archivePath));
     result.pathsRewritten = result.databases.reduce((n, d) => n + d.pathsRewritten, 0);
     lease?.release();
     lease = null;
-    for (const d of done) {
-      if (d.preRestore && !carried.keepPrevious.has(d.preRestore)) fs.rmSync(d.preRestore, { recursive: true, force: true });
-    }
     result.status = "restored";
     return result;
   } catch (error) {
-    if (createdTarget && plan.target) fs.rmSync(plan.target, { recursive: true, force: true });
+    // Only a --target dir this run created goes, and only when it is still that real directory.
+    if (createdTarget && plan.target && pathExists(plan.target)) {
+      const problem = ownedPathProblem(path.dirname(path.resolve(plan.target)), plan.target, { action: "remove the unfinished --target", expect: "dir" });
+      if (problem === null) fs.rmSync(plan.target, { recursive: true, force: true });
+    }
     throw error;
   } finally {
     lease?.release();

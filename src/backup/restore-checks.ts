@@ -1,10 +1,12 @@
-// Restore preconditions computed from the plan: where stored paths move, and whether the disks can hold it.
+// Restore preconditions computed from the plan: where stored paths move, the disks can hold it, and each destination's boundary.
 import fs from "node:fs";
 import path from "node:path";
 import { OperationError } from "../core/errors.js";
-import type { StatePaths } from "../state/paths.js";
+import { checkOwnedPath } from "../state/owned-path.js";
+import { isPathInside, type StatePaths } from "../state/paths.js";
 import type { PathMove } from "../state/sqlite-snapshot.js";
-import type { RestorePlan } from "./restore-plan.js";
+import { realpathOrNull } from "./asset-plan.js";
+import type { RestorePlan, RestorePlanItem } from "./restore-plan.js";
 import type { BackupManifest } from "./types.js";
 
 /**
@@ -62,5 +64,28 @@ export function checkFreeSpace(plan: RestorePlan): void {
         { path: at },
       );
     }
+  }
+}
+
+/**
+ * The boundary a plan item's moves and deletes are checked against: the --target dir; the real state dir for a
+ * config or credentials dir inside it (no component below it may be a link); else the destination's parent,
+ * which the operator chose (the state dir itself, a separate config, a workspace: only the last component is ours).
+ */
+export function boundaryOf(item: RestorePlanItem, plan: RestorePlan, stateReal: string | null): string {
+  if (plan.target) return path.resolve(plan.target);
+  if (item.kind !== "workspace" && stateReal && item.destination !== stateReal && isPathInside(stateReal, item.destination)) return stateReal;
+  return path.dirname(item.destination);
+}
+
+/**
+ * What is at each destination now, checked the way the swap will check it: no link on the way below its
+ * boundary, and a file or directory of the asset's type (or nothing). Run by --dry-run too, so it fails the same way.
+ */
+export function checkDestinations(plan: RestorePlan, paths: StatePaths): void {
+  const stateReal = realpathOrNull(paths.stateDir);
+  for (const item of plan.items) {
+    if (item.nestedIn) continue;
+    checkOwnedPath(boundaryOf(item, plan, stateReal), item.destination, { action: "restore over", allowMissing: true, expect: item.type });
   }
 }

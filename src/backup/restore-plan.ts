@@ -7,6 +7,7 @@ import { lstatOrNull, pathExists, symlinkOnPath } from "../state/private-fs.js";
 import { realpathOrNull } from "./asset-plan.js";
 import { readConfiguredWorkspaces, type ConfiguredWorkspace } from "./config-workspaces.js";
 import { archivePathInside } from "./manifest.js";
+import { preRestorePath } from "./restore-swap.js";
 import { PAYLOAD_DIR, type AssetKind, type BackupAsset, type BackupManifest, type SkippedItem } from "./types.js";
 
 export interface RestorePlanItem {
@@ -24,6 +25,11 @@ export interface RestorePlanItem {
   nestedIn?: string;
   /** Paths inside a replaced directory that the archive left out on purpose (backup dirs): carried over. */
   keep: string[];
+  /**
+   * For a replaced destination: where its current copy is kept (`<destination>.pre-restore-<ts>`), never deleted
+   * by restore. A nested item's current copy stays inside its outer item's kept copy (this names it there).
+   */
+  keptAt?: string;
 }
 
 export interface RestorePlan {
@@ -46,6 +52,8 @@ export interface PlanRestoreOptions {
   target?: string;
   includeWorkspace?: boolean;
   workspaceDestinations?: WorkspaceDestination[];
+  /** The restore's stamp (compactStamp): names the `.pre-restore-<stamp>` copies the plan shows. */
+  stamp?: string;
 }
 
 /** An asset restore will not write, with the reason; all of them are reported together. */
@@ -263,6 +271,14 @@ export function planRestore(manifest: BackupManifest, options: PlanRestoreOption
     }
     item.nestedIn = outer.archivePath;
     item.action = "create";
+  }
+  if (options.stamp) {
+    for (const item of items) if (item.action === "replace" && !item.nestedIn) item.keptAt = preRestorePath(item.destination, options.stamp);
+    // A nested destination that exists is replaced too: its current copy leaves inside its outer item's kept copy.
+    for (const item of items) {
+      const outer = item.nestedIn ? items.find((o) => o.archivePath === item.nestedIn) : undefined;
+      if (outer?.keptAt && pathExists(item.destination)) item.keptAt = path.join(outer.keptAt, path.relative(outer.destination, item.destination));
+    }
   }
   if (items.length === 0) {
     throw new OperationError("nothing_to_restore", `Nothing to restore from ${options.archivePath}: every asset was skipped (${skipped.map((s) => s.reason).join("; ")}).`);

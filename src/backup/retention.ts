@@ -4,7 +4,8 @@
 // newest archive of each of the N most recent days/ISO weeks/months that have one (local time), and, like
 // restic, also the oldest archive while a rule still has slots left; --keep-within D keeps everything newer
 // than the newest archive minus D (relative to the newest archive, not to now, so a stalled cron job does not
-// age every archive out).
+// age every archive out). An item dated after `now` (plus a small clock skew) is never counted: it takes no
+// slot and does not move the --keep-within cutoff, so one archive dated 2099 cannot age out every real one.
 import { UsageError } from "../core/errors.js";
 
 export interface RetentionPolicy {
@@ -88,8 +89,28 @@ export function hasRule(policy: RetentionPolicy): boolean {
   return Boolean(policy.last || policy.daily || policy.weekly || policy.monthly || policy.within);
 }
 
-/** Decides every item (any order in, newest first out); an empty policy keeps everything. */
-export function applyRetention<T extends Dated>(items: readonly T[], policy: RetentionPolicy): Array<RetentionDecision<T>> {
+/** How far past the clock a time may be before it counts as "from the future" (clock skew between hosts). */
+export const FUTURE_SKEW_MS = 5 * 60 * 1000;
+
+/** The reason given to (and kept for) an item dated in the future. */
+export const FUTURE_REASON = "dated in the future";
+
+/** True when `createdAt` lies beyond `now` plus the allowed skew (or is not a finite time at all). */
+export function isFromTheFuture(createdAt: number, now: number): boolean {
+  return !Number.isFinite(createdAt) || createdAt > now + FUTURE_SKEW_MS;
+}
+
+/**
+ * Decides every item (any order in, newest first out); an empty policy keeps everything. Items from the future
+ * (relative to `now`) are kept with FUTURE_REASON and left out of every rule.
+ */
+export function applyRetention<T extends Dated>(items: readonly T[], policy: RetentionPolicy, now: number = Date.now()): Array<RetentionDecision<T>> {
+  const future = items.filter((i) => isFromTheFuture(i.createdAt, now)).map((item) => ({ item, reasons: [FUTURE_REASON] }));
+  const decided = decide(items.filter((i) => !isFromTheFuture(i.createdAt, now)), policy);
+  return [...future, ...decided];
+}
+
+function decide<T extends Dated>(items: readonly T[], policy: RetentionPolicy): Array<RetentionDecision<T>> {
   const sorted = [...items].sort((a, b) => b.createdAt - a.createdAt);
   if (!hasRule(policy)) return sorted.map((item) => ({ item, reasons: ["no rule"] }));
   const counters = BUCKETS.map((b) => ({ ...b, left: policy[b.rule] ?? 0, last: Number.NaN }));

@@ -1,4 +1,5 @@
 // listBackups and pruneBackups: recorded runs merged with archives on disk; prune only ever deletes our archives.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,7 +9,7 @@ import { pruneBackups } from "../../src/backup/prune-backups.js";
 import { UsageError } from "../../src/core/errors.js";
 import { openGlobalDatabase } from "../../src/state/state-databases.js";
 import { seedState } from "../helpers/backup-state.js";
-import { makeTempState, snapshotTree, type TempState } from "../helpers/temp-state.js";
+import { makeTempState, runInProcess, snapshotTree, type TempState } from "../helpers/temp-state.js";
 
 function insertMigrationRun(state: TempState, id: string, backupPath: string): void {
   const db = openGlobalDatabase(state.paths, { mode: "write" });
@@ -145,6 +146,37 @@ describe("pruneBackups", () => {
     expect(result.ignored).toEqual([{ path: foreign.archivePath, reason: `an archive of another state dir (${other.stateDir})` }]);
     expect(result.removed.map((r) => r.archivePath)).toEqual([full.archivePath]);
     expect(result.kept.map((k) => k.archivePath).sort()).toEqual([configOnly.archivePath, newer.archivePath].sort());
+  });
+
+  it("writes one line per deleted archive and names each in --json; links and FIFOs under archive names are named, never opened", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const made: CreateBackupResult[] = [];
+    for (let i = 0; i < 3; i += 1) made.push(await createBackup({ paths: state.paths, verify: false }));
+    const fifo = path.join(state.paths.backupDir, "pipe.tar.gz");
+    execFileSync("mkfifo", [fifo]);
+    const link = path.join(state.paths.backupDir, "link.tar.gz");
+    fs.symlinkSync(made[2]!.archivePath, link);
+
+    const dry = await runInProcess(["backup", "prune", "--keep-last", "2", "--dry-run", "--json"], state.env);
+    expect(dry.code).toBe(0);
+    const doc = JSON.parse(dry.stdout);
+    expect(doc.removed.map((r: { archivePath: string; runId: string }) => [r.archivePath, r.runId])).toEqual([[made[0]!.archivePath, made[0]!.runId]]);
+    expect(doc.ignored).toEqual([
+      { path: link, reason: "not an openclaw-state archive (a symbolic link (never followed))" },
+      { path: fifo, reason: "not an openclaw-state archive (not a regular file)" },
+    ]);
+
+    const human = await runInProcess(["backup", "prune", "--keep-last", "1", "--yes"], state.env);
+    expect(human.code, human.stderr).toBe(0);
+    const lines = human.stdout.split("\n").filter((l) => l.trimStart().startsWith("removed "));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain(`${made[1]!.archivePath} (`);
+    expect(lines[0]).toContain(`run ${made[1]!.runId})`);
+    expect(lines[1]).toContain(`run ${made[0]!.runId})`);
+    expect(human.stdout).toContain(`not ours, kept ${fifo}: `);
+    expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
   });
 
   it("refuses a policy without a rule, or with a count below 1", async () => {

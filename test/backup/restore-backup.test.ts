@@ -1,4 +1,4 @@
-// restoreBackup on real files: round trip, modes, leases, dry-run, consent, --target, rollback, kept backup dirs.
+// restoreBackup on real files: round trip, modes, leases, dry-run, consent, --target, rollback, kept backup dirs and copies.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -36,8 +36,17 @@ function journalMode(file: string): string {
   }
 }
 
-function leftovers(dir: string): string[] {
-  return fs.readdirSync(dir).filter((n) => n.includes(".pre-restore-") || n.includes(".restore-"));
+/** Restore staging dirs left in `dir` (none after any restore that finished or failed cleanly). */
+function staging(dir: string): string[] {
+  return fs.readdirSync(dir).filter((n) => n.includes(".restore-") && !n.includes(".pre-restore-"));
+}
+
+/** The `<name>.pre-restore-<ts>` copies in `dir`, as full paths. */
+function keptCopies(dir: string): string[] {
+  return fs
+    .readdirSync(dir)
+    .filter((n) => n.includes(".pre-restore-"))
+    .map((n) => path.join(dir, n));
 }
 
 describe("restoreBackup", () => {
@@ -81,8 +90,14 @@ describe("restoreBackup", () => {
       expect(fs.existsSync(`${f}-wal`)).toBe(false);
       expect(fs.existsSync(`${f}-shm`)).toBe(false);
     }
-    expect(leftovers(state.root)).toEqual([]);
-    expect(leftovers(path.dirname(backup.archivePath))).toEqual([]);
+    // The replaced state dir is kept (it used to be deleted here): the file written after the backup is in it.
+    expect(staging(state.root)).toEqual([]);
+    expect(result.keptCopies).toEqual([{ kind: "state", path: state.stateDir, keptAt: expect.stringMatching(/\.openclaw\.pre-restore-\d{8}T\d{6}Z$/) }]);
+    expect(keptCopies(state.root)).toEqual([result.keptCopies[0]!.keptAt]);
+    expect(result.plan[0]!.keptAt).toBe(result.keptCopies[0]!.keptAt);
+    expect(fs.readFileSync(path.join(result.keptCopies[0]!.keptAt, "notes", "new.txt"), "utf8")).toBe("after the backup");
+    expect(countRows(path.join(result.keptCopies[0]!.keptAt, path.relative(state.stateDir, agentDb(state))), "sessions")).toBe(17);
+    expect(staging(path.dirname(backup.archivePath))).toEqual([]);
   });
 
   it("--dry-run verifies and plans, and leaves everything byte-for-byte unchanged", async () => {
@@ -182,7 +197,15 @@ describe("restoreBackup", () => {
     expect(ok.plan.map((i) => i.kind).sort()).toEqual(["config", "state"]);
     expect(fs.readFileSync(paths.configPath, "utf8")).toMatch(/comment/);
     expect(fs.existsSync(path.join(state.stateDir, "notes", "new.txt"))).toBe(false);
-    expect(leftovers(path.join(state.root, "etc"))).toEqual([]);
+    // The failed attempt kept nothing (it rolled back); the good one kept both replaced paths.
+    expect(staging(path.join(state.root, "etc"))).toEqual([]);
+    expect(ok.keptCopies.map((k) => [k.kind, k.path]).sort()).toEqual([
+      ["config", paths.configPath],
+      ["state", state.stateDir],
+    ]);
+    const keptConfig = ok.keptCopies.find((k) => k.kind === "config")!.keptAt;
+    expect(keptCopies(path.join(state.root, "etc"))).toEqual([keptConfig]);
+    expect(fs.readFileSync(keptConfig, "utf8")).toBe('{"changed": true}');
   });
 
   it("keeps a backups dir inside the state dir (the archive it restores from included), and recreates a deleted state dir", async () => {
@@ -232,7 +255,11 @@ describe("restoreBackup", () => {
     const result = await restoreBackup({ paths: state.paths, archivePath: inside, confirm: yes });
     expect(result.plan[0]!.keep).toContain("notes/copy.tar.gz");
     expect(fs.existsSync(inside)).toBe(true);
-    expect(leftovers(state.root)).toEqual([]);
+    expect(staging(state.root)).toEqual([]);
+    // The archive moved into the restored tree; the kept copy of the old state holds the rest, not the archive.
+    expect(keptCopies(state.root)).toEqual([result.keptCopies[0]!.keptAt]);
+    expect(fs.existsSync(path.join(result.keptCopies[0]!.keptAt, "notes", "copy.tar.gz"))).toBe(false);
+    expect(fs.readFileSync(path.join(result.keptCopies[0]!.keptAt, "notes", "readme.md"), "utf8")).toBe("# notes\n");
   });
 
   it("stages a config that now lives inside the state dir within the state tree; refuses a clash", async () => {

@@ -170,9 +170,9 @@ describe("restore trust boundary", () => {
     fs.writeFileSync(path.join(state.stateDir, "notes", "after.md"), "written after the backup\n");
     const consent = await runInProcess(["backup", "restore", backup.archivePath, "--backup"], state.env);
     expect(consent.code).toBe(2);
-    expect(consent.stderr).toMatch(/backup restore would replace the current state \(.*\.openclaw\) from .* after a verified backup of the current state \(--backup\) and needs consent: re-run with --yes/);
+    expect(consent.stderr).toMatch(/backup restore would replace the current state at .*\.openclaw \(current copy kept at .*\.openclaw\.pre-restore-\d{8}T\d{6}Z\) from .* after a verified backup of the current state \(--backup\) and needs consent: re-run with --yes/);
     const asked = await runInProcess(["backup", "restore", backup.archivePath, "--backup"], state.env, [false]);
-    expect(asked.stdout).toMatch(/A verified backup of the current state is taken first \(--backup\)/);
+    expect(asked.stdout).toMatch(/A verified backup of the current state is also taken first \(--backup\)/);
 
     const run = await runInProcess(["backup", "restore", backup.archivePath, "--backup", "--yes", "--json"], state.env);
     expect(run.code).toBe(0);
@@ -181,6 +181,9 @@ describe("restore trust boundary", () => {
     const pre = doc.preRestoreBackup as { archivePath: string; verified: boolean };
     expect(pre.verified).toBe(true);
     expect(fs.existsSync(path.join(state.stateDir, "notes", "after.md"))).toBe(false);
+    // --backup no longer replaces the kept copy: the replaced state dir is kept beside it as well.
+    expect(doc.keptCopies).toEqual([{ kind: "state", path: state.stateDir, keptAt: expect.stringMatching(/\.openclaw\.pre-restore-\d{8}T\d{6}Z$/) }]);
+    expect(fs.readFileSync(path.join(doc.keptCopies[0].keptAt, "notes", "after.md"), "utf8")).toBe("written after the backup\n");
     // The pre-restore archive holds what was replaced: restoring it brings the later file back.
     expect((await verifyBackup(pre.archivePath)).ok).toBe(true);
     const back = path.join(makeTempDir(), "back");

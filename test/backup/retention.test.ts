@@ -68,6 +68,17 @@ describe("applyRetention", () => {
   it("with no archives decides nothing", () => {
     expect(applyRetention([], { last: 2 })).toEqual([]);
   });
+
+  it("an archive dated in the future takes no slot and does not move --keep-within (attack: one archive dated 2099)", () => {
+    const now = new Date(2026, 2, 10, 13).getTime();
+    const items = [at(2099, 1, 1), at(2026, 3, 10), at(2026, 3, 9), at(2026, 3, 8)];
+    const decided = Object.fromEntries(applyRetention(items, { last: 1, within: "1d" }, now).map((d) => [d.item.name, d.reasons]));
+    expect(decided).toEqual({ "2099-01-01T12": ["dated in the future"], "2026-03-10T12": ["within 1d", "last"], "2026-03-09T12": [], "2026-03-08T12": [] });
+    // A few minutes of clock skew between hosts is not the future.
+    const skewed = { name: "skew", createdAt: now + 2 * 60 * 1000 };
+    expect(applyRetention([skewed], { last: 1 }, now)[0]!.reasons).toEqual(["last"]);
+    expect(applyRetention([{ name: "nan", createdAt: Number.NaN }], { last: 1 }, now)[0]!.reasons).toEqual(["dated in the future"]);
+  });
 });
 
 describe("parseRetentionDuration", () => {

@@ -177,7 +177,8 @@ describe("openclaw-state backup (binary)", () => {
     const declined = await runInProcess(["backup", "restore", archive], state.env, [false]);
     expect(declined.code).toBe(1);
     expect(declined.stdout).toMatch(/backup restore will REPLACE the current state with the archive's copy \(from .*\):\n\s+replace\s+.*\.openclaw/);
-    expect(declined.stdout).toMatch(/The current copies are deleted once the restore succeeds; re-run with --backup/);
+    expect(declined.stdout).toMatch(/current copy kept at .*\.openclaw\.pre-restore-\d{8}T\d{6}Z\n/);
+    expect(declined.stdout).toMatch(/Each replaced path is kept beside it as <path>\.pre-restore-<ts> \(named above\); restore never deletes them/);
     expect(declined.stdout).toMatch(/Nothing was restored \(declined\)/);
     expect(snapshotTree(state.root)).toEqual(before);
     const accepted = await runInProcess(["backup", "restore", archive], state.env, [true]);

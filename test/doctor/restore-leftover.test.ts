@@ -1,4 +1,4 @@
-// Restore leftovers: an in-place restore killed between its two renames leaves only `<stateDir>.pre-restore-<ts>`.
+// Restore leftovers: a restore killed between its two renames (copy + staged tree, no live path), kept copies (info), staging dirs.
 import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
@@ -21,10 +21,13 @@ async function healthyState() {
 
 describe("doctor: restore leftovers", () => {
   it("reports a state dir lost mid-restore as an error and --fix moves the previous copy back", async () => {
-    const { paths, stateDir, env } = await healthyState();
+    const { paths, stateDir, env, root } = await healthyState();
     const before = snapshotTree(stateDir);
     const previous = `${stateDir}.pre-restore-20261202T101010Z`;
     fs.renameSync(stateDir, previous);
+    // What the kill leaves: the staged tree it was about to rename in, under the same stamp (its process gone).
+    const staged = path.join(root, "..openclaw.restore-20261202T101010Z-AbC123");
+    fs.mkdirSync(staged);
 
     const check = await runInProcess(["doctor"], env);
     expect(check.code).toBe(1);
@@ -35,6 +38,7 @@ describe("doctor: restore leftovers", () => {
     expect(fixed.repairs[0]).toMatchObject({ id: "restore.recover", status: "applied" });
     expect(fixed.status).toBe("ok");
     expect(fs.existsSync(previous)).toBe(false);
+    expect(fs.existsSync(staged)).toBe(false);
     // Same tree; the agent DB byte for byte (the global DB took and released the --fix lease).
     const after = snapshotTree(stateDir);
     expect(Object.keys(after)).toEqual(Object.keys(before));
@@ -42,13 +46,33 @@ describe("doctor: restore leftovers", () => {
     expect(rows(paths.globalDbPath, "SELECT agent_id FROM agent_databases").map((r) => r.agent_id)).toEqual(["main"]);
   });
 
-  it("warns about kept previous copies next to a live state dir and never deletes them", async () => {
-    const { paths, stateDir } = await healthyState();
+  it("reports kept previous copies as info (they are kept on purpose), says how to remove them, and never deletes them", async () => {
+    const { paths, stateDir, env } = await healthyState();
     const previous = `${stateDir}.pre-restore-20261202T101010Z`;
     fs.cpSync(stateDir, previous, { recursive: true });
     const result = await runDoctor({ paths });
-    expect(result.findings.find((f) => f.id === "restore.leftover")).toMatchObject({ severity: "warning", detail: previous });
+    // Was a warning (nagging on every run until deleted by hand); restore now keeps these copies by design.
+    expect(result.findings.find((f) => f.id === "restore.leftover")).toMatchObject({ severity: "info", detail: previous });
+    expect(result.status).toBe("ok");
+    const human = await runInProcess(["doctor"], env);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`✓ Previous copy of ${stateDir} kept by \`backup restore\` at ${previous}; \`openclaw-state backup prune --pre-restore\` removes it`);
+    expect(human.stdout).toMatch(/0 error\(s\), 0 warning\(s\)/);
     await runDoctor({ paths, fix: true });
+    expect(fs.existsSync(previous)).toBe(true);
+  });
+
+  it("a missing state dir with only a kept copy (no staged tree of that restore) is not an interrupted restore: --fix leaves it", async () => {
+    const { paths, stateDir, root } = await healthyState();
+    const previous = `${stateDir}.pre-restore-20261202T101010Z`;
+    fs.renameSync(stateDir, previous);
+    // A stale staging dir of another restore (other stamp) does not make it one either.
+    const other = path.join(root, "..openclaw.restore-20261130T000000Z-AbC123");
+    fs.mkdirSync(other);
+    const result = await runDoctor({ paths });
+    expect(result.findings.find((f) => f.id === "restore.interrupted")).toBeUndefined();
+    expect(result.findings.find((f) => f.id === "restore.leftover")).toMatchObject({ severity: "info", title: expect.stringContaining("itself is missing") });
+    await runDoctor({ paths, fix: true, migration: { backup: false, removeSources: false } });
     expect(fs.existsSync(previous)).toBe(true);
   });
 

@@ -37,9 +37,34 @@ export interface BackupPruneCommandOptions {
   keepMonthly?: string;
   keepWithin?: string;
   includeMigrationBackups: boolean;
+  preRestore: boolean;
+  olderThan?: string;
   dir?: string;
   dryRun: boolean;
   yes: boolean;
+}
+
+/** `--pre-restore` is its own mode: archive retention flags with it are ambiguous and refused (exit 2). */
+function checkPreRestoreMode(opts: BackupPruneCommandOptions): void {
+  if (!opts.preRestore) {
+    if (opts.olderThan !== undefined) throw new UsageError("--older-than applies only with --pre-restore; for archives use --keep-within <duration>.", "invalid_option");
+    return;
+  }
+  const archiveFlags = [
+    [opts.keep, "--keep"],
+    [opts.keepLast, "--keep-last"],
+    [opts.keepDaily, "--keep-daily"],
+    [opts.keepWeekly, "--keep-weekly"],
+    [opts.keepMonthly, "--keep-monthly"],
+    [opts.keepWithin, "--keep-within"],
+    [opts.dir, "--dir"],
+    [opts.includeMigrationBackups ? true : undefined, "--include-migration-backups"],
+  ] as const;
+  const given = archiveFlags.filter(([v]) => v !== undefined).map(([, f]) => f);
+  if (given.length > 0) {
+    throw new UsageError(`--pre-restore removes only the copies restores kept; ${given.join(", ")} ${given.length === 1 ? "applies" : "apply"} to archives: run them as two commands.`, "invalid_option");
+  }
+  if (opts.olderThan !== undefined) parseRetentionDuration(opts.olderThan, "--older-than");
 }
 
 /** The retention flags as a policy; every value is checked here so a typo is a usage error naming the flag. */
@@ -169,18 +194,18 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
 
   backup
     .command("restore")
-    .description("verify an archive, then replace the state with it (asks on a terminal, needs --yes otherwise)")
+    .description("verify an archive, then replace the state with it, keeping each replaced path as <path>.pre-restore-<ts> (asks on a terminal, needs --yes otherwise)")
     .argument("<archive>", "the .tar.gz to restore")
-    .option("--dry-run", "verify and print what would be replaced or created", false)
+    .option("--dry-run", "verify and print what would be replaced (and where each current copy is kept) or created", false)
     .option("-y, --yes", "do not ask for confirmation", false)
     .option("--target <dir>", "restore into this new or empty directory instead of the live paths")
     .option("--force", "take the state lease even if another live process holds it", false)
     .option("--no-include-workspace", "do not restore workspaces")
     .option("--workspace <recorded=dir>", "restore the archived workspace <recorded> (its recorded path or archive name) to <dir>; repeatable", collectWorkspace, [])
-    .option("--backup", "take a verified backup of the current state before replacing it", false)
+    .option("--backup", "also take a verified backup of the current state before replacing it (the replaced paths are kept either way)", false)
     .addHelpText(
       "after",
-      "\nWorkspaces go only where the current config names them, or where --workspace says.\n\nExamples:\n  $ openclaw-state backup restore <archive> --dry-run\n  $ openclaw-state backup restore <archive> --backup --yes\n  $ openclaw-state backup restore <archive> --workspace /old/home/project=/home/me/project --yes\n  $ openclaw-state backup restore <archive> --target /tmp/inspect --yes",
+      "\nWorkspaces go only where the current config names them, or where --workspace says.\nEvery replaced path is kept as <path>.pre-restore-<ts>; `backup prune --pre-restore` removes those copies.\n\nExamples:\n  $ openclaw-state backup restore <archive> --dry-run\n  $ openclaw-state backup restore <archive> --backup --yes\n  $ openclaw-state backup restore <archive> --workspace /old/home/project=/home/me/project --yes\n  $ openclaw-state backup restore <archive> --target /tmp/inspect --yes",
     )
     .action(async (archive: string, opts: BackupRestoreCommandOptions, command: Command) => {
       const ctx = createCommandContext(command, host, opts.target ? "any" : "write");
@@ -235,16 +260,38 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .option("--keep-monthly <n>", "keep the newest archive of each of the last n months that have one")
     .option("--keep-within <duration>", "keep every archive within this long of the newest one (y, m=months, w, d, h: 30d, 1y6m)")
     .option("--keep <n>", "same as --keep-last")
-    .option("--include-migration-backups", "let the rules remove archives a migration run names as its backup (kept otherwise)", false)
+    .option("--include-migration-backups", "let the rules remove pre-migration archives (by their manifest or a migration run; kept otherwise)", false)
+    .option("--pre-restore", "instead of archives, remove the <path>.pre-restore-<ts> copies `backup restore` kept", false)
+    .option("--older-than <duration>", "with --pre-restore: only copies older than this (y, m=months, w, d, h: 30d)")
     .option("--dir <dir>", "backup directory (default: <stateDir>-backups)")
     .option("--dry-run", "list what would be kept (and by which rule) and removed", false)
     .option("-y, --yes", "do not ask for confirmation", false)
     .addHelpText(
       "after",
-      "\nExamples:\n  $ openclaw-state backup prune --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --dry-run\n  $ openclaw-state backup prune --keep-last 3 --keep-within 14d --yes\n\nAn archive kept by any rule stays; the newest archive always matches every rule.",
+      "\nExamples:\n  $ openclaw-state backup prune --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --dry-run\n  $ openclaw-state backup prune --keep-last 3 --keep-within 14d --yes\n  $ openclaw-state backup prune --pre-restore --older-than 30d --dry-run\n\nAn archive kept by any rule stays; the newest archive always matches every rule. Only archives this tool\nwrote for this state dir are counted or deleted; everything else is listed as not ours, kept.",
     )
     .action(async (opts: BackupPruneCommandOptions, command: Command) => {
+      checkPreRestoreMode(opts);
       const ctx = createCommandContext(command, host, opts.dir ? "any" : "write");
+      if (opts.preRestore) {
+        const [{ prunePreRestoreCopies }, { renderPreRestorePrune }] = await Promise.all([import("../../backup/pre-restore-copies.js"), render()]);
+        const result = await prunePreRestoreCopies({
+          paths: ctx.paths,
+          olderThan: opts.olderThan,
+          dryRun: opts.dryRun,
+          confirm: async (remove) => {
+            if (opts.yes) return true;
+            if (!ctx.output.canPrompt) {
+              throw new ConsentRequiredError(`backup prune --pre-restore would delete ${remove.length} previous cop${remove.length === 1 ? "y" : "ies"} kept by restore (${remove.map((r) => r.path).join(", ")}) and needs consent: re-run with --yes (nothing was deleted).`);
+            }
+            for (const r of remove) ctx.output.log(`  delete ${r.path}`);
+            return ctx.output.confirm(`Delete these ${remove.length} previous cop${remove.length === 1 ? "y" : "ies"}?`);
+          },
+        });
+        renderPreRestorePrune(ctx.output, result);
+        host.setExitCode(result.status === "declined" ? 1 : 0);
+        return;
+      }
       const policy = prunePolicy(opts);
       const [{ pruneBackups }, { renderBackupPrune }] = await Promise.all([import("../../backup/prune-backups.js"), render()]);
       const result = await pruneBackups({

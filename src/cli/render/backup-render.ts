@@ -2,6 +2,7 @@
 import type { CreateBackupResult } from "../../backup/create-backup.js";
 import type { ListBackupsResult } from "../../backup/list-backups.js";
 import { summarizeManifest } from "../../backup/manifest.js";
+import type { PrunePreRestoreResult } from "../../backup/pre-restore-copies.js";
 import type { PruneBackupsResult } from "../../backup/prune-backups.js";
 import type { RestoreBackupResult, RestorePlan } from "../../backup/restore-backup.js";
 import type { BackupManifest, BackupProgressEvent, SkippedItem } from "../../backup/types.js";
@@ -87,32 +88,37 @@ export function renderRestorePlan(output: Output, plan: Pick<RestorePlan, "items
   const s = output.style;
   output.log(s.bold(heading));
   for (const item of plan.items) {
-    const verb = item.nestedIn ? `create (inside ${item.nestedIn})` : item.action === "replace" ? "replace" : "create";
+    const replaces = item.keptAt !== undefined || (item.action === "replace" && !item.nestedIn);
+    const verb = `${replaces ? "replace" : "create"}${item.nestedIn ? ` (inside ${item.nestedIn})` : ""}`;
     const origin = item.origin ? `; ${item.origin}` : "";
     output.log(`  ${verb.padEnd(8)} ${item.destination}  ${s.dim(`${item.kind}, ${formatCount(item.files)} file(s), ${formatBytes(item.bytes)}${origin}`)}`);
+    if (item.keptAt) output.log(`           current copy kept at ${item.keptAt}`);
   }
   for (const k of plan.skipped) output.log(s.dim(`  skip     ${k.path}: ${k.reason}`));
 }
 
-/** One line for the consent error off a terminal: what would be replaced (or created) from where. */
+/** How the kept copies are removed, once the operator is sure (restore itself never deletes them). */
+const PRUNE_HINT = "openclaw-state backup prune --pre-restore";
+
+/** One line for the consent error off a terminal: every path replaced (and where its copy is kept) or created. */
 export function restoreConsentSummary(plan: RestorePlan, backup: boolean): string {
-  const replaced = plan.items.filter((i) => i.action === "replace" && !i.nestedIn).map((i) => i.destination);
+  const replaced = plan.items.filter((i) => i.keptAt !== undefined || (i.action === "replace" && !i.nestedIn));
   const created = plan.items.filter((i) => i.action === "create" && !i.nestedIn).map((i) => i.destination);
-  const what = replaced.length > 0 ? `replace the current state (${replaced.join(", ")})${created.length > 0 ? ` and create ${created.join(", ")}` : ""}` : `create ${created.join(", ")}`;
+  const kept = replaced.map((i) => `${i.destination} (current copy kept at ${i.keptAt ?? `${i.destination}.pre-restore-<ts>`})`);
+  const what = replaced.length > 0 ? `replace the current state at ${kept.join(", ")}${created.length > 0 ? ` and create ${created.join(", ")}` : ""}` : `create ${created.join(", ")}`;
   return `backup restore would ${what} from ${plan.archivePath}${backup && replaced.length > 0 ? " after a verified backup of the current state (--backup)" : ""}`;
 }
 
-/** The plan shown before the consent prompt: an in-place restore says plainly that it replaces the current state. */
+/** The plan shown before the consent prompt: an in-place restore says plainly what it replaces and where the current copies go. */
 export function renderRestoreConsent(output: Output, plan: RestorePlan, backup: boolean): void {
-  const s = output.style;
   const replaces = plan.items.some((i) => i.action === "replace");
   const heading = replaces
     ? `backup restore will REPLACE the current state with the archive's copy (from ${plan.archivePath}):`
     : `backup restore will create (from ${plan.archivePath}):`;
   renderRestorePlan(output, plan, heading);
   if (!replaces) return;
-  if (backup) output.log("  A verified backup of the current state is taken first (--backup) in the backup directory.");
-  else output.log(s.yellow("  The current copies are deleted once the restore succeeds; re-run with --backup to keep a verified backup of them."));
+  output.log(`  Each replaced path is kept beside it as <path>.pre-restore-<ts> (named above); restore never deletes them (\`${PRUNE_HINT}\` does).`);
+  if (backup) output.log("  A verified backup of the current state is also taken first (--backup) in the backup directory.");
 }
 
 export function renderBackupRestore(output: Output, result: RestoreBackupResult): void {
@@ -123,7 +129,9 @@ export function renderBackupRestore(output: Output, result: RestoreBackupResult)
   const s = output.style;
   if (result.status === "dry-run") {
     renderRestorePlan(output, { items: result.plan, skipped: result.skipped }, `Dry run: ${result.archivePath} verified; restore would (nothing was changed):`);
+    if (result.plan.some((i) => i.keptAt)) output.log(s.dim("The real run keeps each replaced path as shown, stamped with its own time instead of this run's."));
     output.log(s.dim("Re-run without --dry-run and with --yes to restore."));
+    renderWarnings(output, result.warnings);
     return;
   }
   if (result.status === "declined") {
@@ -132,13 +140,20 @@ export function renderBackupRestore(output: Output, result: RestoreBackupResult)
   }
   output.log(`${s.green("✓")} ${s.bold(`Restored ${result.archivePath}`)} (backup of ${result.backupCreatedAt})`);
   if (result.preRestoreBackup) output.log(`  previous state backed up to ${result.preRestoreBackup.archivePath}${result.preRestoreBackup.verified ? " (verified)" : ""}`);
-  for (const item of result.plan) output.log(`  ${item.nestedIn ? "created" : item.action === "replace" ? "replaced" : "created"} ${item.destination}`);
+  const keptAt = new Map(result.keptCopies.map((k) => [k.path, k.keptAt]));
+  for (const item of result.plan) {
+    const kept = keptAt.get(item.destination);
+    output.log(`  ${kept ? "replaced" : "created"} ${item.destination}${kept ? ` (previous copy kept at ${kept})` : ""}`);
+  }
   for (const d of result.databases) {
     output.log(s.dim(`  ${d.role === "agent" ? `agent ${d.agentId}` : d.role} database ${d.destination}${d.leasesDropped ? ` (${d.leasesDropped} lease row(s) dropped)` : ""}`));
   }
   for (const k of result.skipped) output.log(s.dim(`  skipped ${k.path}: ${k.reason}`));
   if (result.removedSidecars.length > 0) output.log(s.dim(`  removed ${result.removedSidecars.length} stale -wal/-shm file(s)`));
   if (result.pathsRewritten > 0) output.log(s.dim(`  ${result.pathsRewritten} stored path(s) moved to the restored location`));
+  if (result.keptCopies.length > 0) {
+    output.log(`${result.keptCopies.length} previous cop${result.keptCopies.length === 1 ? "y" : "ies"} kept; once the restored state is good, remove ${result.keptCopies.length === 1 ? "it" : "them"} with \`${PRUNE_HINT}\`.`);
+  }
   renderWarnings(output, result.warnings);
 }
 
@@ -161,6 +176,13 @@ export function renderBackupList(output: Output, result: ListBackupsResult): voi
     const parts = [missing > 0 ? `${missing} run(s) whose archive is gone` : "", failed > 0 ? `${failed} older failed run(s)` : ""].filter(Boolean).join(" and ");
     output.log(s.dim(`  ${parts} not shown (--all lists them; \`backup prune\` forgets them)`));
   }
+  if (result.preRestoreCopies.length + result.preRestoreNotOurs.length > 0) {
+    output.log(s.bold("Previous copies kept by restore (`backup prune --pre-restore` removes them):"));
+    for (const c of result.preRestoreCopies) {
+      output.log(`  ${formatTime(c.createdAt)}  ${c.kind.padEnd(4)} ${c.sizeBytes === null ? "".padStart(10) : formatBytes(c.sizeBytes).padStart(10)}  ${c.path}  ${s.dim(`(previous ${c.of})`)}`);
+    }
+    for (const n of result.preRestoreNotOurs) output.log(s.dim(`  not ours, kept ${n.path}: ${n.reason}`));
+  }
   renderWarnings(output, result.warnings);
 }
 
@@ -177,11 +199,31 @@ export function renderBackupPrune(output: Output, result: PruneBackupsResult): v
   if (result.status === "dry-run" || output.verbose) {
     for (const k of result.kept) output.log(`  keep   ${k.archivePath} (${formatTime(k.createdAt)}, ${formatBytes(k.sizeBytes)}) ${s.dim(`by ${k.reasons.join(", ")}`)}`);
   }
-  for (const r of list) output.log(`  ${result.status === "dry-run" ? "remove" : verb} ${r.archivePath} (${formatTime(r.createdAt)}, ${formatBytes(r.sizeBytes)})`);
-  for (const i of result.ignored) output.log(s.dim(`  left alone ${i.path}: ${i.reason}`));
+  // One line per deleted (or, in a dry run, to-be-deleted) archive: what, when, how big, which run.
+  for (const r of list) output.log(`  ${result.status === "dry-run" ? "remove" : verb} ${r.archivePath} (${formatTime(r.createdAt)}, ${formatBytes(r.sizeBytes)}, run ${r.runId ?? "?"})`);
+  for (const i of result.ignored) output.log(s.dim(`  not ours, kept ${i.path}: ${i.reason}`));
   if (result.forgotten.length > 0) {
     output.log(s.dim(`  ${result.status === "pruned" ? "forgot" : "would forget"} ${result.forgotten.length} backup_runs row(s) whose archive is gone`));
   }
+  renderWarnings(output, result.warnings);
+}
+
+export function renderPreRestorePrune(output: Output, result: PrunePreRestoreResult): void {
+  if (output.json) {
+    output.writeJson(jsonEnvelope("backup prune", result));
+    return;
+  }
+  const s = output.style;
+  const scope = result.olderThan ? `older than ${result.olderThan}` : "all";
+  if (result.status === "declined") {
+    output.log(`Nothing was deleted (declined); ${result.kept.length} other path(s) kept.`);
+    renderWarnings(output, result.warnings);
+    return;
+  }
+  const verb = result.status === "pruned" ? "removed" : "would remove";
+  output.log(s.bold(`Previous copies kept by restore (${scope}): ${verb} ${result.removed.length}, keeping ${result.kept.length}${result.status === "dry-run" ? " (dry run: nothing was deleted)" : ""}`));
+  for (const r of result.removed) output.log(`  ${result.status === "dry-run" ? "remove" : "removed"} ${r.path} (${r.kind}, restore of ${formatTime(r.createdAt)}, previous ${r.of})`);
+  for (const k of result.kept) output.log(s.dim(`  keep   ${k.path}: ${k.reason}`));
   renderWarnings(output, result.warnings);
 }
 

@@ -1,12 +1,13 @@
-// Restore leftovers: `<path>.pre-restore-<ts>` copies, an interrupted swap that left none in place, and the
-// `.<name>.restore-*` staging copies a killed restore leaves beside its destinations.
+// Restore leftovers: the `<path>.pre-restore-<ts>` copies restore keeps (info), a swap interrupted between its two
+// renames (error, --fix moves the copy back), and the `.<name>.restore-*` staging copies a killed restore leaves.
 import fs from "node:fs";
 import path from "node:path";
 import { readConfiguredWorkspaces } from "../../backup/config-workspaces.js";
 import { parseStagingName } from "../../backup/restore-swap.js";
+import { checkOwnedPath } from "../../state/owned-path.js";
 import { isPathInside } from "../../state/paths.js";
 import { pidAlive } from "../../state/pid-alive.js";
-import { fsyncDir, lstatOrNull, pathExists } from "../../state/private-fs.js";
+import { fsyncDir, pathExists } from "../../state/private-fs.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding, Repair } from "../types.js";
 
 export const PRE_RESTORE_MARKER = ".pre-restore-";
@@ -29,6 +30,12 @@ function siblings(dest: string, keep: (name: string) => boolean): string[] {
 export function preRestoreCopies(dest: string): string[] {
   const base = `${path.basename(dest)}${PRE_RESTORE_MARKER}`;
   return siblings(dest, (n) => n.startsWith(base)).reverse();
+}
+
+/** The restore stamp in a kept copy's name (`<name>.pre-restore-<stamp>[-n]`), or null. */
+function copyStamp(dest: string, copy: string): string | null {
+  const m = /^(\d{8}T\d{6}Z)(?:-\d+)?$/.exec(path.basename(copy).slice(`${path.basename(dest)}${PRE_RESTORE_MARKER}`.length));
+  return m ? m[1]! : null;
 }
 
 /** Staging siblings of `dest` left by restores whose process is gone (a running restore's own are not listed). */
@@ -55,62 +62,109 @@ function stagingFinding(dest: string, dirs: string[]): { finding: Finding; repai
       description: `remove ${dirs.length} restore staging cop${dirs.length === 1 ? "y" : "ies"} beside ${dest}`,
       order: -90,
       applyBeforeOpen() {
+        const removed: string[] = [];
         for (const dir of dirs) {
-          // Only what the check saw, and only a real directory (never a link that took its place).
-          if (lstatOrNull(dir)?.isDirectory()) fs.rmSync(dir, { recursive: true, force: true });
+          // Only what the check saw, and only a real directory (never a link or anything else that took its place).
+          if (checkOwnedPath(path.dirname(dest), dir, { action: "remove the restore staging copy", allowMissing: true, expect: "dir" }).kind !== "dir") continue;
+          fs.rmSync(dir, { recursive: true, force: true });
+          removed.push(dir);
         }
         fsyncDir(path.dirname(dest));
-        return `removed ${dirs.join(", ")}`;
+        return `removed ${removed.length > 0 ? removed.join(", ") : "nothing (already gone)"}`;
       },
     },
   };
 }
 
+const PRUNE_HINT = "openclaw-state backup prune --pre-restore";
+
+/**
+ * The copies restore keeps on purpose: information, not a problem (a warning would nag on every run until the
+ * operator deletes their safety net). The title says how to remove them, since info findings show no fix line.
+ */
+function keptFinding(dest: string, copies: readonly string[]): Finding {
+  const missing = pathExists(dest) ? "" : ` (${dest} itself is missing; move the copy back by hand if you want it)`;
+  const title =
+    copies.length === 1
+      ? `Previous copy of ${dest} kept by \`backup restore\` at ${copies[0]}${missing}; \`${PRUNE_HINT}\` removes it once the restored state is confirmed good`
+      : `${copies.length} previous copies of ${dest} kept by \`backup restore\` (newest ${copies[0]})${missing}; \`${PRUNE_HINT}\` removes them once the restored state is confirmed good`;
+  return {
+    id: "restore.leftover",
+    severity: "info",
+    title,
+    detail: copies.join("\n"),
+    fix: `\`${PRUNE_HINT}\` (add --older-than 30d to keep recent ones); doctor never deletes them.`,
+    path: dest,
+  };
+}
+
+/**
+ * A restore killed between its two renames: the live path is gone, the copy it renamed aside is there, and the
+ * staged tree it was about to rename in is still beside it under the same stamp. A missing path with only a kept
+ * copy is not that (the copy outlives a restore that finished; the path may have been removed since on purpose).
+ */
+function interruptedCopy(dest: string, copies: readonly string[]): string | null {
+  if (pathExists(dest)) return null;
+  const stamps = new Set(staleStagingDirs(dest).map((d) => parseStagingName(path.basename(d))!.stamp));
+  return copies.find((c) => {
+    const stamp = copyStamp(dest, c);
+    return stamp !== null && stamps.has(stamp);
+  }) ?? null;
+}
+
+/** Every path a restore may replace: the state dir, config and credentials (when outside it), the configured workspaces. */
+function restoreDestinations(ctx: CheckContext): string[] {
+  const { paths } = ctx;
+  const targets = [paths.stateDir];
+  for (const p of [paths.configPath, paths.credentialsDir]) if (!isPathInside(paths.stateDir, p)) targets.push(p);
+  for (const w of readConfiguredWorkspaces(paths).workspaces) targets.push(w.path);
+  // Restore keeps the copy beside the real state dir: when the state dir is a link, look there too.
+  let real: string | null = null;
+  try {
+    real = fs.realpathSync(paths.stateDir);
+  } catch {
+    // Missing: nothing to resolve.
+  }
+  if (real) targets.push(real);
+  return [...new Set(targets.map((t) => path.resolve(t)))];
+}
+
 export const restoreLeftoverCheck: DoctorCheck = {
   id: "restore",
   run(ctx: CheckContext): CheckResult {
-    const { paths } = ctx;
     const findings: Finding[] = [];
     const repairs: Repair[] = [];
-    const targets = [paths.stateDir];
-    for (const p of [paths.configPath, paths.credentialsDir]) if (!isPathInside(paths.stateDir, p)) targets.push(p);
+    const targets = restoreDestinations(ctx);
     for (const dest of targets) {
       const copies = preRestoreCopies(dest);
       if (copies.length === 0) continue;
-      const newest = copies[0]!;
-      if (!pathExists(dest)) {
-        // A restore killed between its two renames: the live path is gone, the previous copy is intact.
-        findings.push({
-          id: "restore.interrupted",
-          severity: "error",
-          title: `${dest} is missing after an interrupted restore; its previous copy is ${newest}`,
-          fix: "`doctor --fix` moves the previous copy back into place; then re-run `backup restore` if you still want the archive's state.",
-          path: dest,
-        });
-        repairs.push({
-          id: "restore.recover",
-          description: `move ${newest} back to ${dest}`,
-          order: -100,
-          applyBeforeOpen() {
-            if (pathExists(dest)) throw new Error(`${dest} exists again; left both in place`);
-            fs.renameSync(newest, dest);
-            fsyncDir(path.dirname(dest));
-            return `recovered ${dest}`;
-          },
-        });
-      } else {
-        findings.push({
-          id: "restore.leftover",
-          severity: "warning",
-          title: `${copies.length} previous cop${copies.length === 1 ? "y" : "ies"} of ${dest} kept by \`backup restore\``,
-          detail: copies.join("\n"),
-          fix: "Remove them by hand once the restored state is confirmed good (doctor never deletes them).",
-          path: dest,
-        });
+      const interrupted = interruptedCopy(dest, copies);
+      if (!interrupted) {
+        findings.push(keptFinding(dest, copies));
+        continue;
       }
+      findings.push({
+        id: "restore.interrupted",
+        severity: "error",
+        title: `${dest} is missing after an interrupted restore; its previous copy is ${interrupted}`,
+        fix: "`doctor --fix` moves the previous copy back into place; then re-run `backup restore` if you still want the archive's state.",
+        path: dest,
+      });
+      repairs.push({
+        id: "restore.recover",
+        description: `move ${interrupted} back to ${dest}`,
+        order: -100,
+        applyBeforeOpen() {
+          const root = path.dirname(dest);
+          if (checkOwnedPath(root, dest, { action: "move the previous copy back to", allowMissing: true }).kind !== "missing") throw new Error(`${dest} exists again; left both in place`);
+          checkOwnedPath(root, interrupted, { action: "move back" });
+          fs.renameSync(interrupted, dest);
+          fsyncDir(root);
+          return `recovered ${dest}`;
+        },
+      });
     }
-    const stagingTargets = new Set([...targets, ...readConfiguredWorkspaces(paths).workspaces.map((w) => w.path)]);
-    for (const dest of stagingTargets) {
+    for (const dest of targets) {
       const dirs = staleStagingDirs(dest);
       if (dirs.length === 0) continue;
       const { finding, repair } = stagingFinding(dest, dirs);
