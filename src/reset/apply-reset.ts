@@ -5,8 +5,10 @@ import { describeError, OperationError } from "../core/errors.js";
 import { acquireStateLock, openLeaseDatabase, type StateLock } from "../state/lease.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { listRegisteredAgents, type GlobalDatabase } from "../state/state-databases.js";
-import { assertSafeTarget, removeNoFollow } from "./path-safety.js";
-import { planReset, type ResetKind, type ResetNote, type ResetPlan, type ResetScope, type ResetTarget } from "./plan-reset.js";
+import { checkOwnedPath, UnsafeOwnedPathError } from "../state/owned-path.js";
+import { scanForArchives } from "./archive-guard.js";
+import { assertSafeTarget, entryType, removeNoFollow } from "./path-safety.js";
+import { planReset, type PlanResetInput, type ResetKind, type ResetNote, type ResetPlan, type ResetScope, type ResetTarget } from "./plan-reset.js";
 import { canClearCredentials, clearCredentialTables, clearKeptCredentialRows, type TableCount } from "./credential-stores.js";
 import type { ResetBackupInfo } from "./reset-backup.js";
 import { readResetInputs } from "./reset-inputs.js";
@@ -133,9 +135,9 @@ function dropStaleRegistryRows(global: GlobalDatabase, paths: StatePaths, remove
 function removeTargets(targets: readonly ResetTarget[], options: ResetOptions, result: ResetResult): void {
   for (const target of targets) {
     try {
-      // Re-checked at removal time: the tree may have changed since the plan (a dir swapped for a link).
-      assertSafeTarget({ path: target.path, root: target.root, isStateDir: target.kind === "state-dir" }, options.paths);
-      if (removeNoFollow(target.path) === "missing") {
+      // Re-checked at removal time through the shared boundary check: the tree may have changed since the plan.
+      const now = assertSafeTarget({ path: target.path, root: target.root, isStateDir: target.kind === "state-dir" }, options.paths);
+      if (now.kind === "missing" || removeNoFollow(target.path, { emptyOnly: target.kind === "state-dir" }) === "missing") {
         result.skipped.push({ path: target.path, reason: "already gone" });
         continue;
       }
@@ -163,14 +165,64 @@ function refuseForeignCredentials(scope: ResetScope, foreignFormat: string | und
   );
 }
 
+/**
+ * Reset opens the global DB (read for the plan, write for the lease row): never through a link. A symlinked
+ * `<stateDir>/state` (or a linked database file) would put the lease row, and the credential deletes, into
+ * whatever database it points at; refused before anything is read or written, dry run included.
+ */
+function refuseLinkedGlobalDb(paths: StatePaths): void {
+  // A state dir that is missing, a file or itself a link: planReset refuses (or plans nothing) with its own message.
+  if (entryType(paths.stateDir) !== "dir") return;
+  try {
+    checkOwnedPath(paths.stateDir, paths.globalDbPath, { action: "open", allowMissing: true, expect: "file" });
+  } catch (error) {
+    if (!(error instanceof UnsafeOwnedPathError)) throw error;
+    const db = paths.globalDbPath;
+    const link = [path.dirname(db), db].find((p) => entryType(p) === "symlink");
+    if (link) {
+      let to = "";
+      try {
+        to = ` to ${fs.readlinkSync(link)}`;
+      } catch {
+        // Gone meanwhile: the message still names the link.
+      }
+      throw new OperationError(
+        "reset_unsafe_path",
+        `Refusing to reset: ${link} is a symbolic link${to}, and reset never opens the global database ${db} through a link; nothing was read or written — replace the link with the real ${link === db ? "file" : "directory"}, or run reset with --state-dir on the state that really holds it.`,
+        { path: link, cause: error },
+      );
+    }
+    // Not a link but not a database file either (a directory, a FIFO that would block the open, a device).
+    throw new OperationError("reset_unsafe_path", `Refusing to reset: the global database ${db} cannot be opened safely (${error.reason}); nothing was read or written — move that path aside and retry.`, {
+      path: db,
+      cause: error,
+    });
+  }
+}
+
+/**
+ * The plan, with every archive this tool wrote under the paths the scope names found by content and kept:
+ * a first plan names the paths, the scan reads what is under them (links never followed), the final plan keeps
+ * each folder holding an archive.
+ */
+async function planWithArchives(input: PlanResetInput): Promise<ResetPlan> {
+  const draft = planReset(input);
+  const archives = await scanForArchives(
+    draft.targets.filter((t) => !t.link).map((t) => t.path),
+    { skip: [input.paths.backupDir] },
+  );
+  return planReset({ ...input, archives });
+}
+
 export async function runReset(options: ResetOptions): Promise<ResetResult> {
   const { paths, scope } = options;
+  refuseLinkedGlobalDb(paths);
   const preview = readResetInputs(paths);
   refuseForeignCredentials(scope, preview.foreignFormat, paths);
-  const plan = planReset({ scope, paths, ...preview });
+  const plan = await planWithArchives({ scope, paths, ...preview });
 
   if (options.dryRun) {
-    const warnings = [...preview.warnings];
+    const warnings = [...preview.warnings, ...plan.warnings];
     if (preview.liveHolders.length > 0) warnings.push(`The state is locked by ${preview.liveHolders.join(", ")}: a real run would exit 75 now.`);
     if (options.backup) warnings.push("Dry run: no backup was written.");
     const result = baseResult(options, plan, "dry-run", warnings);
@@ -180,10 +232,12 @@ export async function runReset(options: ResetOptions): Promise<ResetResult> {
   }
 
   const decision = options.confirm ? await options.confirm(plan) : { proceed: true };
-  if (!decision.proceed) return baseResult(options, plan, "declined", [...preview.warnings]);
+  if (!decision.proceed) return baseResult(options, plan, "declined", [...preview.warnings, ...plan.warnings]);
   const wantBackup = Boolean(options.backup || decision.backup);
 
   const warnings: string[] = [];
+  // Checked again right before the write open: the link may have appeared while the prompt waited.
+  refuseLinkedGlobalDb(paths);
   const global = openForLease(options, warnings);
   let lock: StateLock | undefined;
   let open = global;
@@ -194,8 +248,8 @@ export async function runReset(options: ResetOptions): Promise<ResetResult> {
     // Planned again under the lock: what is removed is what exists now, not what existed at the prompt.
     const inputs = readResetInputs(paths, global);
     refuseForeignCredentials(scope, inputs.foreignFormat, paths);
-    const final = planReset({ scope, paths, ...inputs });
-    const result = baseResult(options, final, "completed", [...warnings, ...inputs.warnings]);
+    const final = await planWithArchives({ scope, paths, ...inputs });
+    const result = baseResult(options, final, "completed", [...warnings, ...inputs.warnings, ...final.warnings]);
 
     if (wantBackup) {
       options.onEvent?.({ type: "backup-started" });
@@ -269,7 +323,7 @@ function clearTables(global: GlobalDatabase | undefined, plan: ResetPlan, option
   for (const file of [...new Set(plan.tables.flatMap((t) => (t.database ? [t.database] : [])))]) {
     try {
       // Re-checked now: still a regular file inside the state dir, reached without a link.
-      assertSafeTarget({ path: file, root: options.paths.stateDir, isStateDir: false }, options.paths);
+      checkOwnedPath(options.paths.stateDir, file, { action: "clear credential rows in", expect: "file" });
       done(clearKeptCredentialRows(file, plan.tables));
     } catch (error) {
       clearFailed(options, result, file, `credential rows of this kept design-v1 database were not deleted: ${describeError(error)}`);

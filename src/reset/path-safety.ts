@@ -1,7 +1,8 @@
-// Reset's safety rules: refuse dangerous roots, keep every removal inside its root, never follow links.
+// Reset's own safety rules around the shared boundary check: refuse dangerous roots, never take the state dir or backups along.
 import fs from "node:fs";
 import path from "node:path";
 import { OperationError } from "../core/errors.js";
+import { checkOwnedPath, UnsafeOwnedPathError, type OwnedPath } from "../state/owned-path.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 
 export type EntryType = "file" | "dir" | "symlink" | "other";
@@ -92,33 +93,54 @@ export interface TargetCheck {
   isStateDir?: boolean;
 }
 
-/** Refuses a planned removal that is protected, escapes its root through a link, or would take the state dir or backups with it. */
-export function assertSafeTarget(target: TargetCheck, paths: StatePaths): void {
+/** The boundary checkOwnedPath walks from: the root, or its parent when the target is the root itself (state dir, outside config). */
+function boundaryOf(target: TargetCheck): string {
+  const p = path.resolve(target.path);
+  const root = path.resolve(target.root);
+  return p === root ? path.dirname(root) : root;
+}
+
+/**
+ * Refuses a planned removal: a protected path (`/`, home), anything checkOwnedPath refuses (outside its root,
+ * a symlinked parent, a FIFO or device), or a path that would take the state dir or the backup dir with it.
+ * Returns what is there now (kind "missing" when it is already gone).
+ */
+export function assertSafeTarget(target: TargetCheck, paths: StatePaths): OwnedPath {
   const p = path.resolve(target.path);
   assertNotProtected(p, "path", paths);
-  if (!isPathInside(path.resolve(target.root), p)) {
-    throw unsafe(`Refusing to remove ${p}: it is outside ${target.root}.`, p);
+  let owned: OwnedPath;
+  try {
+    // The one boundary check (each component lstat'ed, no link followed); a final link is removed as a link.
+    owned = checkOwnedPath(boundaryOf(target), p, { action: "remove", allowSymlink: true, allowMissing: true });
+  } catch (error) {
+    if (error instanceof UnsafeOwnedPathError) {
+      throw new OperationError("reset_unsafe_path", `Refusing to remove ${p}: ${error.reason}; nothing was removed — fix or remove that path by hand, then retry.`, { path: p, cause: error });
+    }
+    throw error;
   }
-  const rootReal = path.resolve(target.root) === p ? removalLocation(p) : realpathDeep(target.root);
+  // Reset-specific: what the removal would take with it, lexically and through links in the root's own parents.
   const real = removalLocation(p);
-  if (!isPathInside(rootReal, real)) {
-    throw unsafe(`Refusing to remove ${p}: it resolves through a link to ${real}, outside ${target.root}; remove that link by hand if it is wrong.`, p);
-  }
   if (!target.isStateDir && (isPathInside(p, paths.stateDir) || isPathInside(real, realpathDeep(paths.stateDir)))) {
     throw unsafe(`Refusing to remove ${p}: it contains the state dir ${paths.stateDir}; check OPENCLAW_CONFIG_PATH / OPENCLAW_OAUTH_DIR.`, p);
   }
   if (isPathInside(p, paths.backupDir) || isPathInside(real, realpathDeep(paths.backupDir))) {
     throw unsafe(`Refusing to remove ${p}: it contains the backup dir ${paths.backupDir}, which reset never removes.`, p);
   }
+  return owned;
 }
 
 export type RemoveOutcome = "removed" | "missing";
 
-/** Removes one path without following links: a symlink is unlinked, a directory removed with its contents (links inside unlinked). */
-export function removeNoFollow(p: string): RemoveOutcome {
+/**
+ * Removes one path without following links: a symlink is unlinked, a directory removed with its contents (links
+ * inside unlinked). `emptyOnly` (the state dir itself): rmdir, so whatever reset kept inside can never go with it.
+ */
+export function removeNoFollow(p: string, options: { emptyOnly?: boolean } = {}): RemoveOutcome {
   const type = entryType(p);
   if (type === null) return "missing";
-  if (type === "dir") fs.rmSync(p, { recursive: true, force: false });
-  else fs.unlinkSync(p);
+  if (type === "dir") {
+    if (options.emptyOnly) fs.rmdirSync(p);
+    else fs.rmSync(p, { recursive: true, force: false });
+  } else fs.unlinkSync(p);
   return "removed";
 }

@@ -9,6 +9,7 @@ import { inspectStateDir, notADirectoryError } from "../state/state-dir.js";
 import { IMPORTERS } from "../migration/importers/index.js";
 import { MIGRATED_DIR } from "../migration/retire.js";
 import { keptAgentDatabases, keptGlobalDatabases, migratedRunDirs, retiredCopyCandidates, type LedgerSource, type TableCount } from "./credential-stores.js";
+import type { ArchiveScan } from "./archive-guard.js";
 import { assertSafeRoot, assertSafeTarget, entryType, type EntryType } from "./path-safety.js";
 
 export const RESET_SCOPES = ["config", "config+creds+sessions", "full"] as const;
@@ -19,7 +20,7 @@ export const RESET_SCOPE_HINTS: Record<ResetScope, string> = {
   config: "the config file only",
   "config+creds+sessions":
     "config, credentials (the credentials dir, credential rows of the global database and of the design-v1 databases kept under migrated/, legacy and migrated/ copies), every agent database (sessions, transcripts, per-agent auth profiles) and legacy sessions dirs; the global database stays",
-  full: "the whole state dir plus config/credentials outside it; workspaces outside it and the backup dir stay",
+  full: "the whole state dir plus config/credentials outside it; workspaces outside it, the backup dir and every folder holding openclaw-state archives stay",
 };
 
 export function parseResetScope(raw: string): ResetScope {
@@ -59,6 +60,8 @@ export interface ResetTarget {
 export interface ResetNote {
   path: string;
   reason: string;
+  /** A kept folder (or file) holding archives reset never removes: the archives, by path. */
+  archives?: string[];
 }
 
 export interface ResetPlan {
@@ -72,6 +75,8 @@ export interface ResetPlan {
   kept: ResetNote[];
   /** Paths the scope names that are absent or not removable as such. */
   skipped: ResetNote[];
+  /** What the operator must know about the plan (a file named like an archive that is not ours and goes). */
+  warnings: string[];
 }
 
 export interface RegisteredAgentDb {
@@ -92,10 +97,60 @@ export interface PlanResetInput {
   ledgerSources?: readonly LedgerSource[];
   /** Live legacy credential files the importers detect (not migrated yet). */
   legacyCredentialFiles?: readonly string[];
+  /** Archives found (by content) under the paths the scope names: their folders are kept (archive-guard.ts). */
+  archives?: ArchiveScan;
 }
 
 /** Sidecars SQLite may leave beside a database. */
 export const DB_SIDECAR_SUFFIXES = ["-wal", "-shm", "-journal"] as const;
+
+/** Something reset keeps whole, wherever a scope would remove around it: the backup dir, a folder holding our archives. */
+interface ProtectedUnit {
+  path: string;
+  reason: string;
+  archives: string[];
+}
+
+/** How a removed directory's children are named when reset must remove around a kept folder inside it. */
+type ChildClassifier = (child: string) => { kind: ResetKind; reason: string; afterClose: boolean };
+
+/**
+ * The units to keep: the backup dir when it is inside the state dir, and each folder holding an archive reset must
+ * never remove (the archive file itself when it sits directly in the state dir, which `full` must still empty).
+ */
+function protectedUnits(paths: StatePaths, archives: ArchiveScan | undefined): ProtectedUnit[] {
+  const stateDir = path.resolve(paths.stateDir);
+  const backupDir = path.resolve(paths.backupDir);
+  const units = new Map<string, ProtectedUnit>();
+  if (isPathInside(stateDir, backupDir)) units.set(backupDir, { path: backupDir, reason: "the backup dir; reset never removes backups", archives: [] });
+  for (const a of archives?.guarded ?? []) {
+    const file = path.resolve(a.path);
+    const parent = path.dirname(file);
+    const unitPath = parent === stateDir ? file : parent;
+    const unit = units.get(unitPath) ?? { path: unitPath, reason: "", archives: [] };
+    unit.archives.push(file);
+    units.set(unitPath, unit);
+  }
+  for (const unit of units.values()) {
+    if (unit.reason !== "") continue;
+    const [first] = unit.archives;
+    const own = archives?.guarded.find((g) => path.resolve(g.path) === first)?.reason ?? "";
+    unit.reason =
+      unit.path === first
+        ? `${own}; reset never removes an archive`
+        : `holds ${unit.archives.length === 1 ? `an archive reset never removes: ${path.basename(first!)}, ${own}` : `${unit.archives.length} archives reset never removes`}`;
+  }
+  // A unit inside another is kept with it: only the outermost is named, with every archive under it.
+  const all = [...units.values()];
+  const outer = all.filter((u) => !all.some((o) => o !== u && isPathInside(o.path, u.path)));
+  for (const u of all) {
+    if (outer.includes(u)) continue;
+    const host = outer.find((o) => isPathInside(o.path, u.path))!;
+    host.archives.push(...u.archives);
+  }
+  for (const u of outer) u.archives.sort();
+  return outer;
+}
 
 class PlanBuilder {
   readonly targets: ResetTarget[] = [];
@@ -103,14 +158,45 @@ class PlanBuilder {
   readonly skipped: ResetNote[] = [];
   private readonly seen = new Set<string>();
 
-  constructor(private readonly paths: StatePaths) {}
+  constructor(
+    private readonly paths: StatePaths,
+    private readonly units: readonly ProtectedUnit[] = [],
+  ) {}
 
-  target(p: string, kind: ResetKind, reason: string, root: string, extra: { afterClose?: boolean; agentId?: string; type?: EntryType | null } = {}): void {
+  target(
+    p: string,
+    kind: ResetKind,
+    reason: string,
+    root: string,
+    extra: { afterClose?: boolean; agentId?: string; type?: EntryType | null } = {},
+    classify?: ChildClassifier,
+  ): void {
     const abs = path.resolve(p);
     if (this.seen.has(abs)) return;
+    // Inside (or being) a kept folder: the folder is kept whole, with whatever the scope named in it.
+    const holder = this.units.find((u) => isPathInside(u.path, abs));
+    if (holder) return this.keepUnit(holder);
+    const type = extra.type === undefined ? entryType(abs) : extra.type;
+    const inner = this.units.filter((u) => isPathInside(abs, u.path));
+    if (inner.length > 0) {
+      this.seen.add(abs);
+      // A link or file on the way to a kept folder: removing it would not remove the folder, but cut its path; left.
+      if (type !== "dir") return this.keep(abs, `leads to ${inner[0]!.path}, which reset keeps`);
+      // Remove around the kept folder: every sibling on the way down goes, the folder and its ancestors stay.
+      for (const name of readdirSorted(abs)) {
+        const child = path.join(abs, name);
+        const c = classify ? classify(child) : { kind, reason, afterClose: extra.afterClose ?? false };
+        this.target(child, c.kind, c.reason, root, { afterClose: c.afterClose, ...(extra.agentId ? { agentId: extra.agentId } : {}) }, classify);
+      }
+      return;
+    }
+    if (type === "other") {
+      this.seen.add(abs);
+      this.skipped.push({ path: abs, reason: `${describePathKind(pathKind(abs))}, not a file, directory or link: reset never acts on one; remove it by hand if it should go` });
+      return;
+    }
     assertSafeTarget({ path: abs, root, isStateDir: kind === "state-dir" }, this.paths);
     this.seen.add(abs);
-    const type = extra.type === undefined ? entryType(abs) : extra.type;
     this.targets.push({
       path: abs,
       kind,
@@ -122,13 +208,27 @@ class PlanBuilder {
     });
   }
 
+  private keepUnit(unit: ProtectedUnit): void {
+    if (this.seen.has(unit.path)) return;
+    this.seen.add(unit.path);
+    this.kept.push({ path: unit.path, reason: unit.reason, ...(unit.archives.length > 0 ? { archives: unit.archives } : {}) });
+  }
+
   keep(p: string, reason: string): void {
     const abs = path.resolve(p);
     if (this.seen.has(abs) || entryType(abs) === null) return;
     // Something inside a removed directory is not kept, whatever its own rule says.
     if (this.targets.some((t) => isPathInside(t.path, abs))) return;
+    const unit = this.units.find((u) => u.path === abs);
+    if (unit) return this.keepUnit(unit);
     this.seen.add(abs);
     this.kept.push({ path: abs, reason });
+  }
+
+  /** True when something under `p` (not `p` itself) is kept or skipped: a directory reset must not remove whole. */
+  holdsNotes(p: string): boolean {
+    const abs = path.resolve(p);
+    return [...this.kept, ...this.skipped].some((n) => n.path !== abs && isPathInside(abs, n.path));
   }
 
   /** True when `p` is already planned, itself or inside a planned directory. */
@@ -269,30 +369,31 @@ function classifyStateEntry(p: string, paths: StatePaths, workspaces: readonly s
   return { kind: "state-entry", reason: "state dir entry", afterClose: false };
 }
 
-/** Scope full: every entry of the state dir, then the state dir itself; around a backup dir placed inside it. */
+/** Scope full: every entry of the state dir, then the state dir itself; around the backup dir and archive folders inside it. */
 function addStateDir(b: PlanBuilder, paths: StatePaths, workspaces: readonly string[]): void {
   const stateDir = path.resolve(paths.stateDir);
-  const backupDir = path.resolve(paths.backupDir);
   if (entryType(stateDir) === null) return b.skip(stateDir, "no state dir there");
-  const backupInside = isPathInside(stateDir, backupDir);
-  // Walk down the backup dir's ancestors, removing every sibling on the way, so only the backup dir survives.
-  let level: string | undefined = stateDir;
-  while (level !== undefined) {
-    const current: string = level;
-    level = undefined;
-    for (const name of readdirSorted(current)) {
-      const child = path.join(current, name);
-      if (backupInside && isPathInside(child, backupDir)) {
-        if (child === backupDir) b.keep(child, "the backup dir; reset never removes backups");
-        else if (entryType(child) === "dir") level = child;
-        else b.keep(child, "leads to the backup dir; reset never removes backups");
-        continue;
-      }
-      const c = classifyStateEntry(child, paths, workspaces);
-      b.target(child, c.kind, c.reason, stateDir, { afterClose: c.afterClose });
-    }
+  const classify: ChildClassifier = (child) => classifyStateEntry(child, paths, workspaces);
+  for (const name of readdirSorted(stateDir)) {
+    const child = path.join(stateDir, name);
+    const c = classify(child);
+    b.target(child, c.kind, c.reason, stateDir, { afterClose: c.afterClose }, classify);
   }
-  if (!backupInside) b.target(stateDir, "state-dir", "the state dir itself (removed last)", stateDir, { afterClose: true });
+  // Removed only when nothing in it stays (it is removed with rmdir, never recursively, so a race cannot take a kept file).
+  if (!b.holdsNotes(stateDir)) b.target(stateDir, "state-dir", "the state dir itself (removed last)", stateDir, { afterClose: true });
+  else b.keep(stateDir, "the state dir itself stays: it holds what reset keeps or skips (listed here)");
+}
+
+/** A file named like an archive that is not ours is not protected by its name: the plan says where it goes. */
+function foreignArchiveWarnings(archives: ArchiveScan | undefined, targets: readonly ResetTarget[]): string[] {
+  const warnings: string[] = [];
+  for (const f of archives?.foreign ?? []) {
+    const by = targets.find((t) => isPathInside(t.path, f.path));
+    if (!by) continue;
+    const withTarget = by.path === path.resolve(f.path) ? "" : ` with ${by.path}`;
+    warnings.push(`${f.path} is named like an archive but openclaw-state did not write it (${f.problem}); it is not protected and is removed${withTarget}.`);
+  }
+  return warnings;
 }
 
 function keepCommon(b: PlanBuilder, scope: ResetScope, paths: StatePaths, workspaces: readonly string[]): void {
@@ -323,7 +424,7 @@ export function planReset(input: PlanResetInput): ResetPlan {
       path: paths.backupDir,
     });
   }
-  const b = new PlanBuilder(paths);
+  const b = new PlanBuilder(paths, protectedUnits(paths, input.archives));
   if (scope === "full") {
     if (!isPathInside(paths.stateDir, paths.configPath)) addConfig(b, paths);
     if (!isPathInside(paths.stateDir, paths.credentialsDir)) addCredentials(b, paths);
@@ -347,5 +448,5 @@ export function planReset(input: PlanResetInput): ResetPlan {
   }
   // Removal order: everything that does not hold the global DB first, in planned order.
   const targets = [...b.targets.filter((t) => !t.afterClose), ...b.targets.filter((t) => t.afterClose)];
-  return { scope, stateDir: paths.stateDir, targets, tables, kept: b.kept, skipped: b.skipped };
+  return { scope, stateDir: paths.stateDir, targets, tables, kept: b.kept, skipped: b.skipped, warnings: foreignArchiveWarnings(input.archives, targets) };
 }

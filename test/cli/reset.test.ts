@@ -306,6 +306,49 @@ describe("reset --backup", () => {
   });
 });
 
+/** A real archive made by `backup create` (into the default backup dir), then moved where the attack needs it. */
+async function cliArchive(s: SeededState, dest: string): Promise<string> {
+  const made = await runInProcess(["backup", "create", "--json"], s.env);
+  expect(made.code, made.stderr).toBe(0);
+  const archive = JSON.parse(made.stdout).archivePath as string;
+  fs.mkdirSync(path.dirname(dest), { recursive: true });
+  fs.renameSync(archive, dest);
+  return dest;
+}
+
+describe("reset keeps archives (CLI)", () => {
+  it("full --dry-run names <stateDir>/backups/ as kept with its archive; the real run keeps it and --json names it", async () => {
+    const s = seedResetState();
+    const archive = await cliArchive(s, path.join(s.stateDir, "backups", "2026-05-01-openclaw-backup.tar.gz"));
+    const folder = path.dirname(archive);
+    const bytes = fs.readFileSync(archive);
+
+    const dry = await runInProcess(["reset", "--scope", "full", "--dry-run"], s.env);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(new RegExp(`kept\\s+${folder.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} — holds an archive reset never removes`));
+    expect(dry.stdout).toMatch(/archive\s+.*2026-05-01-openclaw-backup\.tar\.gz/);
+    expect(dry.stdout).not.toMatch(/would remove\s+\S+\s+.*\/backups/);
+
+    const run = await runInProcess(["reset", "--scope", "full", "--yes", "--json"], s.env);
+    expect(run.code, run.stderr).toBe(0);
+    const doc = JSON.parse(run.stdout);
+    expect(doc.ok).toBe(true);
+    expect(doc.kept).toContainEqual(expect.objectContaining({ path: folder, archives: [archive] }));
+    expect(fs.readFileSync(archive).equals(bytes)).toBe(true);
+    expect(fs.readdirSync(s.stateDir)).toEqual(["backups"]);
+    expect((await verifyBackup(archive)).ok).toBe(true);
+  });
+
+  it("the consent prompt shows the kept archive folder before asking", async () => {
+    const s = seedResetState();
+    const archive = await cliArchive(s, path.join(s.stateDir, "misc", "KEEP.tar.zst"));
+    const run = await runInProcess(["reset", "--scope", "full"], s.env, [false, false]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/keeps\s+.*misc — holds an archive reset never removes: KEEP\.tar\.zst/);
+    expect(pathExists(archive)).toBe(true);
+  });
+});
+
 describe("reset (binary)", () => {
   beforeAll(() => {
     expect(fs.existsSync(path.join(path.dirname(binPath), "..", "dist", "cli", "main.js")), "run `npm run build` first").toBe(true);
@@ -325,5 +368,24 @@ describe("reset (binary)", () => {
     expect(pathExists(s.stateDir)).toBe(false);
     expect(pathExists(s.backupFile)).toBe(true);
     expect(resolveStatePaths({ env: s.env }).stateDir).toBe(s.stateDir);
+  });
+
+  it("refuses a symlinked state/ dir with exit 1 naming the link; the linked DB is unchanged byte for byte", async () => {
+    const s = seedResetState();
+    const stateSub = path.dirname(s.paths.globalDbPath);
+    const elsewhere = path.join(s.root, "other-state");
+    fs.renameSync(stateSub, elsewhere);
+    fs.symlinkSync(elsewhere, stateSub);
+    const linkedDb = path.join(elsewhere, path.basename(s.paths.globalDbPath));
+    const before = fs.readFileSync(linkedDb);
+    const tree = snapshotTree(s.root);
+    for (const args of [["--yes"], ["--dry-run"], ["--yes", "--json"]]) {
+      const run = await runBin(["reset", "--scope", "full", ...args], s.env);
+      expect(run.code, run.stderr).toBe(1);
+      if (args.includes("--json")) expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, error: { code: "reset_unsafe_path" } });
+      else expect(run.stderr).toContain(`${stateSub} is a symbolic link`);
+      expect(fs.readFileSync(linkedDb).equals(before)).toBe(true);
+      expect(snapshotTree(s.root)).toEqual(tree);
+    }
   });
 });

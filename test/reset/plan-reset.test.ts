@@ -106,7 +106,7 @@ describe("planReset", () => {
     const paths = resolveStatePaths({ env: { HOME: root, OPENCLAW_BACKUP_DIR: path.join(stateDir, "data", "backups") } });
     const p = plan("full", paths);
     expect(rel(root, p.targets)).toEqual([".openclaw/data/other.txt"]);
-    expect(rel(root, p.kept)).toEqual([".openclaw/data/backups"]);
+    expect(rel(root, p.kept)).toEqual([".openclaw/data/backups", ".openclaw"]);
   });
 
   it("lists a missing config and credentials dir as skipped", () => {
@@ -156,7 +156,7 @@ describe("planReset", () => {
     const registry = [{ agent_id: "evil", path: path.join(s.paths.agentsDir, "evil", "agent", "openclaw-agent.sqlite") }];
     const error = refusal(() => planReset({ scope: "config+creds+sessions", paths: s.paths, registry }));
     expect(error.code).toBe("reset_unsafe_path");
-    expect(error.message).toContain("resolves through a link");
+    expect(error.message).toContain(`its parent ${path.join(s.paths.agentsDir, "evil")} is a symbolic link`);
     expect(snapshotTree(s.root)).toEqual(before);
   });
 

@@ -17,9 +17,9 @@ const SCOPES_TEXT = "config | config+creds+sessions | full";
 export function registerResetCommand(program: Command, host: CliHost): void {
   program
     .command("reset")
-    .description("remove state by scope (config, config+creds+sessions, full); backups are never removed")
+    .description("remove state by scope (config, config+creds+sessions, full); backups and archives this tool wrote are never removed")
     .option("--scope <scope>", SCOPES_TEXT)
-    .option("--dry-run", "list every path that would be removed; remove nothing", false)
+    .option("--dry-run", "list every path that would be removed and every archive folder kept; remove nothing", false)
     .option("-y, --yes", "do not ask for confirmation", false)
     .option("--non-interactive", "never prompt: --scope and --yes are then required", false)
     .option("--backup", "write a verified backup first and print its path", false)

@@ -1,6 +1,6 @@
 // Reset's human side: the scope chooser, the plan and consent prompts, live removal lines, the summary or JSON envelope.
 import type { ResetDecision, ResetEvent, ResetResult } from "../../reset/apply-reset.js";
-import { RESET_SCOPE_HINTS, RESET_SCOPES, type ResetPlan, type ResetScope } from "../../reset/plan-reset.js";
+import { RESET_SCOPE_HINTS, RESET_SCOPES, type ResetNote, type ResetPlan, type ResetScope } from "../../reset/plan-reset.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 
@@ -29,11 +29,21 @@ function tableText(t: { table: string; rows: number; reason: string }): string {
   return `${t.table} (${t.rows} row${t.rows === 1 ? "" : "s"}) — ${t.reason}`;
 }
 
-function renderPlanLines(output: Output, plan: Pick<ResetPlan, "targets" | "kept" | "tables">): void {
+/** A kept path and its reason; a kept folder holding archives also names each archive, so the operator sees what stays. */
+function renderKept(output: Output, verb: string, k: ResetNote): void {
+  const s = output.style;
+  output.log(s.dim(line(verb, "", `${k.path} — ${k.reason}`)));
+  if (k.archives && !(k.archives.length === 1 && k.archives[0] === k.path)) {
+    for (const a of k.archives) output.log(s.dim(line("", "archive", a)));
+  }
+}
+
+function renderPlanLines(output: Output, plan: Pick<ResetPlan, "targets" | "kept" | "tables" | "warnings">): void {
   const s = output.style;
   for (const t of plan.tables) output.log(line("would clear", "table", tableText(t)));
   for (const t of plan.targets) output.log(line("would remove", t.kind, `${t.path}${t.link ? s.dim(" (symlink: only the link)") : ""}`));
-  for (const k of plan.kept) output.log(s.dim(line("keeps", "", `${k.path} — ${k.reason}`)));
+  for (const k of plan.kept) renderKept(output, "keeps", k);
+  for (const w of plan.warnings) output.warn(`${s.yellow("!")} ${w}`);
 }
 
 /** Shows the plan, offers a backup (unless --backup already asks for one), then asks for consent. */
@@ -70,7 +80,7 @@ export function renderReset(output: Output, result: ResetResult): void {
     for (const t of result.tablesCleared) output.log(line("would clear", "table", tableText(t)));
     for (const r of result.removed) output.log(line("would remove", r.kind, r.path));
   }
-  for (const k of result.kept) output.log(s.dim(line("kept", "", `${k.path} — ${k.reason}`)));
+  for (const k of result.kept) renderKept(output, "kept", k);
   for (const k of result.skipped) output.log(s.dim(line("skipped", "", `${k.path} — ${k.reason}`)));
   for (const w of result.warnings) output.warn(`${s.yellow("!")} ${w}`);
   if (result.registryRowsRemoved.length > 0) output.log(`Dropped agent_databases row(s) for: ${result.registryRowsRemoved.join(", ")}`);
