@@ -113,7 +113,7 @@ function outcome(repair: Repair, applied: RepairApplyResult, sink: Sink): Repair
   if (!applied) return { id: repair.id, description: repair.description, status: "applied" };
   if (applied.migration) sink.run = applied.migration;
   if (applied.formatUpgrade) sink.formatUpgrade = applied.formatUpgrade;
-  return { id: repair.id, description: repair.description, status: applied.failed ? "failed" : "applied", ...(applied.detail ? { detail: applied.detail } : {}) };
+  return { id: repair.id, description: repair.description, status: applied.failed ? "failed" : "applied", ...(applied.detail ? { detail: applied.detail } : {}), ...(applied.rows ? { rows: applied.rows } : {}) };
 }
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
@@ -162,7 +162,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
       for (const repair of before.repairs) {
         if (!repair.apply) continue;
         try {
-          const applied = await repair.apply({ paths: options.paths, global, migration: fix, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+          // sink.run: a later repair reuses the migration's verified archive instead of taking a second one.
+          const applied = await repair.apply({ paths: options.paths, global, migration: fix, ...(sink.run ? { run: sink.run } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
           outcomes.push(outcome(repair, applied, sink));
         } catch (error) {
           outcomes.push({ id: repair.id, description: repair.description, status: "failed", detail: describeError(error) });

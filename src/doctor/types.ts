@@ -45,7 +45,31 @@ export interface RepairContext {
   /** Open for writing, lease held. */
   global: GlobalDatabase;
   migration: MigrationFixOptions;
+  /** The migration run this `doctor --fix` applied before this repair, if any (its verified archive covers the state before it). */
+  run?: MigrationRunResult;
   onProgress?: (event: DoctorProgress) => void;
+}
+
+/** One row a repair moved, as labels (database keys JSON-quoted): from where to where. */
+export interface MovedRow {
+  from: string;
+  to: string;
+  /** moved: its value is now at `to`; superseded: removed, the row already at `to` was as new or newer and is kept. */
+  action: "moved" | "superseded";
+}
+
+/** One row a repair looked at and left as it is, with why. */
+export interface LeftRow {
+  row: string;
+  reason: string;
+}
+
+/** What a repair that moves database rows did, row by row, and the verified archive taken before it. */
+export interface RowRepairReport {
+  /** null: nothing was changed, or `--no-backup`. */
+  backupPath: string | null;
+  moved: MovedRow[];
+  left: LeftRow[];
 }
 
 /** What a repair may return besides a one-line detail. */
@@ -55,6 +79,7 @@ export interface RepairReport {
   failed?: boolean;
   migration?: MigrationRunResult;
   formatUpgrade?: UpgradeFormatResult;
+  rows?: RowRepairReport;
 }
 
 /** What a repair that runs after the lease phase sees: the files are closed, the migration (if any) has run. */
@@ -104,4 +129,6 @@ export interface RepairOutcome {
   description: string;
   status: "applied" | "failed";
   detail?: string;
+  /** Row repairs: every row moved or left, and the archive that covers them. */
+  rows?: RowRepairReport;
 }

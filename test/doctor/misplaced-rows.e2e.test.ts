@@ -15,7 +15,7 @@ interface DoctorJson {
   exitCode: number;
   status: string;
   findings: Array<{ id: string; severity: string }>;
-  repairs: Array<{ id: string; status: string; detail?: string }>;
+  repairs: Array<{ id: string; status: string; detail?: string; rows?: { backupPath: string | null; moved: Array<{ from: string; to: string; action: string }>; left: Array<{ row: string; reason: string }> } }>;
 }
 
 function json(run: CliRun): DoctorJson {
@@ -55,10 +55,28 @@ describe("openclaw-state doctor on first-release rows", () => {
     expect(fix.code).toBe(0);
     const fixed = json(fix);
     expect(fixed.repairs.filter((r) => r.id === "misplaced-rows.move").map((r) => r.status)).toEqual(["applied"]);
+    // --json names every row moved, from → to, and the verified archive taken before.
+    const rows = fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.rows!;
+    expect(rows.moved).toHaveLength(10);
+    expect(rows.moved[0]).toEqual({ from: 'plugin_state_entries ("gateway", "instance", "id")', to: 'plugin_state_entries ("acpx", "gateway-instance", "current")', action: "moved" });
+    expect(rows.left).toEqual([]);
+    expect(fs.existsSync(rows.backupPath!)).toBe(true);
     expect(misplaced(fixed)).toEqual([]);
 
     const rerun = await runBin(["doctor", "--strict", "--json"], env);
+    expect(rerun.stdout).not.toContain("gw-instance-42");
     expect(rerun.code).toBe(0);
     expect(json(rerun)).toMatchObject({ ok: true, status: "ok", findings: expect.not.arrayContaining([expect.objectContaining({ severity: "warning" })]) });
+  });
+
+  it("the human --fix output prints one from → to line per moved row and one line per row left, with its reason", async () => {
+    const { env, paths } = firstReleaseState({ "gateway-instance-id": "gw-7\n", "plugins/installs.json": JSON.stringify({ "voice-call": { source: "npm" }, odd: 42 }) });
+    expect(fs.existsSync(paths.globalDbPath)).toBe(true);
+    const fix = await runBin(["doctor", "--fix", "--yes"], env);
+    expect(fix.code, fix.stderr).toBe(0);
+    expect(fix.stdout).toContain('plugin_state_entries ("gateway", "instance", "id") → plugin_state_entries ("acpx", "gateway-instance", "current")');
+    expect(fix.stdout).toContain('plugin_state_entries ("plugins", "installs", "voice-call") → installed_plugin_index ("default")');
+    expect(fix.stdout).toContain('left plugin_state_entries ("plugins", "installs", "odd"): its value is not an install record (a JSON object)');
+    expect(fix.stdout).toMatch(/covered by .*\.tar\.(gz|zst)/);
   });
 });

@@ -56,7 +56,17 @@ describe("doctor: rows the first release imported under unread keys", () => {
     const fixed = await runDoctor({ paths, fix: true });
     const repair = fixed.repairs.find((r) => r.id === "misplaced-rows.move");
     expect(repair).toMatchObject({ status: "applied" });
-    expect(repair!.detail).toBe('gateway-instance-id: moved 1 first-release row(s) to plugin_state_entries ("acpx", "gateway-instance", "current"); plugins/installs.json: moved 9 first-release row(s) to installed_plugin_index ("default")');
+    expect(repair!.detail).toBe(`gateway-instance-id: moved 1 first-release row(s) to plugin_state_entries ("acpx", "gateway-instance", "current"); plugins/installs.json: moved 9 first-release row(s) to installed_plugin_index ("default"); covered by ${repair!.rows!.backupPath}`);
+    // Every row by name, from → to (in the typed result, hence in --json).
+    const index = 'installed_plugin_index ("default")';
+    expect(repair!.rows).toEqual({
+      backupPath: expect.stringMatching(/\.tar\.(gz|zst)$/),
+      moved: [
+        { from: 'plugin_state_entries ("gateway", "instance", "id")', to: 'plugin_state_entries ("acpx", "gateway-instance", "current")', action: "moved" },
+        ...["warning", "hostContractVersion", "compatRegistryVersion", "migrationVersion", "policyHash", "generatedAtMs", "installRecords", "plugins", "diagnostics"].map((k) => ({ from: `plugin_state_entries ("plugins", "installs", "${k}")`, to: index, action: "moved" })),
+      ],
+      left: [],
+    });
     expect(misplaced(fixed)).toEqual([]);
 
     const now = await importedNow(FILES);
@@ -100,9 +110,11 @@ describe("doctor: rows the first release imported under unread keys", () => {
       `installed_plugin_index ("default") already holds a row (written ${new Date(newer).toISOString()}): it is as new or newer and is kept`,
     ]);
     const fixed = await runDoctor({ paths, fix: true });
-    expect(fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.detail).toBe(
-      'gateway-instance-id: kept the row already at plugin_state_entries ("acpx", "gateway-instance", "current") (as new or newer), removed the 1 first-release row(s) left behind; plugins/installs.json: kept the row already at installed_plugin_index ("default") (as new or newer), removed the 9 first-release row(s) left behind',
+    const repair = fixed.repairs.find((r) => r.id === "misplaced-rows.move")!;
+    expect(repair.detail).toBe(
+      `gateway-instance-id: kept the row already at plugin_state_entries ("acpx", "gateway-instance", "current") (as new or newer), removed the 1 first-release row(s) left behind; plugins/installs.json: kept the row already at installed_plugin_index ("default") (as new or newer), removed the 9 first-release row(s) left behind; covered by ${repair.rows!.backupPath}`,
     );
+    expect(repair.rows!.moved.map((m) => m.action)).toEqual(Array(10).fill("superseded"));
     expect(entries(stagedDbFile(paths))).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ version: 1, id: "gw-runtime-new" }), created_at: newer }]);
     expect(rows(stagedDbFile(paths), "SELECT install_records_json, updated_at_ms FROM installed_plugin_index")).toEqual([{ install_records_json: '{"runtime":{}}', updated_at_ms: newer }]);
     expect(misplaced(await runDoctor({ paths }))).toEqual([]);
@@ -112,7 +124,7 @@ describe("doctor: rows the first release imported under unread keys", () => {
     const { paths } = firstReleaseState({ "gateway-instance-id": "gw-instance-42" }, [{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: '{"version":1,"id":"gw-older"}', created_at: FIRST_RELEASE_MTIME - 1 }]);
     expect(misplaced(await runDoctor({ paths }))[0]!.detail).toMatch(/already holds a row \(written .*\): it is older and is replaced$/);
     const fixed = await runDoctor({ paths, fix: true });
-    expect(fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.detail).toBe('gateway-instance-id: moved 1 first-release row(s) to plugin_state_entries ("acpx", "gateway-instance", "current") (replacing an older row there)');
+    expect(fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.detail).toMatch(/^gateway-instance-id: moved 1 first-release row\(s\) to plugin_state_entries \("acpx", "gateway-instance", "current"\) \(replacing an older row there\); covered by /);
     expect(entries(stagedDbFile(paths))).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: '{"version":1,"id":"gw-instance-42"}', created_at: FIRST_RELEASE_MTIME }]);
   });
 
@@ -132,10 +144,11 @@ describe("doctor: rows the first release imported under unread keys", () => {
     expect(entries(stagedDbFile(paths))).toEqual([late]);
   });
 
-  it("a row that cannot be rebuilt as the importer would is reported and left in place", async () => {
+  it("a row without the first release's shape at gateway/instance/id is reported with its reason and left in place", async () => {
     const { paths } = firstReleaseState({}, [{ plugin_id: "gateway", namespace: "instance", entry_key: "id", value_json: '{"not":"an id"}', created_at: 1 }]);
     const check = misplaced(await runDoctor({ paths }));
-    expect(check[0]!.detail).toContain("cannot be rebuilt as the importer would: its value is not the text of an instance id");
+    expect(check.map((f) => [f.id, f.severity])).toEqual([["misplaced-rows.gateway-instance-id.left", "info"]]);
+    expect(check[0]!.detail).toBe('plugin_state_entries ("gateway", "instance", "id"): its value is not the text of an instance id');
     const fixed = await runDoctor({ paths, fix: true });
     expect(fixed.repairs.map((r) => r.id)).not.toContain("misplaced-rows.move");
     expect(entries(stagedDbFile(paths))).toHaveLength(1);
@@ -174,7 +187,7 @@ describe("doctor: rows the first release imported under unread keys", () => {
 
   it("the locations it looks at are the ones the importer itself clears on re-import", () => {
     for (const loc of FIRST_RELEASE_LOCATIONS) {
-      const value = loc.value(firstReleaseRows({ [loc.file]: loc.file === "gateway-instance-id" ? "gw-1" : OLD_MAP }));
+      const value = loc.value(firstReleaseRows({ [loc.file]: loc.file === "gateway-instance-id" ? "gw-1" : OLD_MAP }).map((r) => ({ ...r, expires_at: null })));
       const built = loc.spec.rows(value, { path: loc.file, relativePath: loc.file, agentId: null, mtimeMs: 1 }, {} as never);
       expect(built.replace).toEqual([{ table: "plugin_state_entries", where: { plugin_id: loc.pluginId, namespace: loc.namespace, ...(loc.entryKey === null ? {} : { entry_key: loc.entryKey }) } }]);
     }

@@ -26,6 +26,9 @@ export function renderDoctor(output: Output, result: DoctorResult, exitCode: num
       const text = `${r.status === "applied" ? s.green("fixed") : s.red("failed")} ${r.description}${r.detail ? ` (${r.detail})` : ""}`;
       if (r.status === "applied") output.log(text);
       else output.notice(text);
+      // Row repairs name every row they moved and every row they left, with why (labels are JSON-quoted keys).
+      for (const m of r.rows?.moved ?? []) output.log(s.dim(`    ${m.from} → ${m.action === "moved" ? m.to : `removed (${m.to} holds a row as new or newer)`}`));
+      for (const l of r.rows?.left ?? []) output.log(s.dim(`    left ${l.row}: ${l.reason}`));
     }
   }
   if (result.migration?.run) renderRunHuman(output, result.migration.run);

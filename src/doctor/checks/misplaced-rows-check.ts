@@ -2,13 +2,14 @@
 // runtime never reads; this check names them and `--fix` moves them to where the runtime reads them.
 import fs from "node:fs";
 import { sql } from "kysely";
-import { describeError, SchemaFormatError, SchemaVersionError } from "../../core/errors.js";
+import { describeError, OperationError, SchemaFormatError, SchemaVersionError } from "../../core/errors.js";
 import { formatCount } from "../../core/format-bytes.js";
+import { takePreMigrationBackup } from "../../migration/backup-step.js";
 import type { JsonRowsSpec, RowSpec } from "../../migration/importers/json-rows.js";
 import { gatewayInstanceIdSpec, pluginInstallsSpec } from "../../migration/importers/plugin-state-files.js";
 import type { StatePaths } from "../../state/paths.js";
 import { openGlobalDatabase, type GlobalDatabase } from "../../state/state-databases.js";
-import type { CheckContext, CheckResult, DoctorCheck, Finding, Repair } from "../types.js";
+import type { CheckContext, CheckResult, DoctorCheck, Finding, LeftRow, MovedRow, Repair, RepairContext, RepairReport } from "../types.js";
 
 export interface StaleRow {
   plugin_id: string;
@@ -16,6 +17,7 @@ export interface StaleRow {
   entry_key: string;
   value_json: string;
   created_at: number;
+  expires_at: number | null;
 }
 
 /** A stored value; a parse error's message would quote the text (maybe a credential), so it is not passed on. */
@@ -27,6 +29,27 @@ function parseStored(r: StaleRow): unknown {
   }
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isText = (v: unknown): boolean => typeof v === "string";
+const isNumber = (v: unknown): boolean => typeof v === "number";
+
+/**
+ * Why a row cannot be one the first release wrote, whatever its key: that release wrote `expires_at` NULL,
+ * `created_at` the file's mtime in whole milliseconds and `value_json` as JSON.stringify output (compact, canonical).
+ */
+function commonShapeProblem(r: StaleRow): string | null {
+  if (r.expires_at !== null) return "it has an expiry (the first release wrote none)";
+  if (!Number.isSafeInteger(r.created_at) || r.created_at < 0) return "its created_at is not a file time in whole milliseconds";
+  let v: unknown;
+  try {
+    v = JSON.parse(r.value_json);
+  } catch {
+    return "its value is not JSON";
+  }
+  if (JSON.stringify(v) !== r.value_json) return "its value is not compact JSON as the first release wrote it";
+  return null;
+}
+
 /** Where the first release put one legacy file, and how its rows read back as the value the importer parses. */
 export interface FirstReleaseLocation {
   /** The legacy file (relative to the state dir) the rows came from. */
@@ -36,8 +59,51 @@ export interface FirstReleaseLocation {
   namespace: string;
   /** null: every key of the namespace (one row per plugin). */
   entryKey: string | null;
-  /** The file's parsed value as the importer would see it, or why these rows cannot be read back as one. */
+  /**
+   * Per row (same order), why it does not have a key and value the first release wrote here, or null when it does.
+   * Called only on rows that pass the common shape (expiry, created_at, compact JSON).
+   */
+  shape(rows: StaleRow[]): Array<string | null>;
+  /** The file's parsed value as the importer would see it, rebuilt from rows of the first release's shape. */
   value(rows: StaleRow[]): unknown;
+}
+
+/**
+ * The top-level fields of a whole plugin index (minus "version", which the first release dropped), each with the
+ * JSON type the file holds there: a file of this kind was split into one row per field.
+ */
+const INDEX_FIELDS: Record<string, [string, (v: unknown) => boolean]> = {
+  warning: ["text", isText],
+  hostContractVersion: ["text", isText],
+  compatRegistryVersion: ["text", isText],
+  policyHash: ["text", isText],
+  refreshReason: ["text", isText],
+  migrationVersion: ["number", isNumber],
+  generatedAtMs: ["number", isNumber],
+  installRecords: ["object", isObject],
+  plugins: ["array", Array.isArray],
+  diagnostics: ["array", Array.isArray],
+};
+
+/**
+ * The two shapes the first release gave plugins/installs.json: a whole index became one row per top-level field
+ * (recognised by "installRecords" holding an object or "plugins" an array, as the importer recognises the file);
+ * an install map ({installs: {…}} or bare) one row per plugin id, the value its install record (an object).
+ */
+function pluginInstallsShape(rows: StaleRow[]): Array<string | null> {
+  const values = rows.map((r) => JSON.parse(r.value_json) as unknown);
+  const whole = rows.some((r, i) => (r.entry_key === "installRecords" && isObject(values[i])) || (r.entry_key === "plugins" && Array.isArray(values[i])));
+  return rows.map((r, i) => {
+    const v = values[i];
+    if (whole) {
+      const field = Object.hasOwn(INDEX_FIELDS, r.entry_key) ? INDEX_FIELDS[r.entry_key]! : null;
+      if (!field) return "not a field of the plugin index the rows beside it were split from";
+      return field[1](v) ? null : `its value is not the ${field[0]} the plugin index holds under this field`;
+    }
+    if (r.entry_key === "version") return "the first release never wrote a \"version\" row for an install map (the importer drops that key)";
+    if (r.entry_key === "installs") return "a plugin named \"installs\" would be read by the importer as the whole install map";
+    return isObject(v) ? null : "its value is not an install record (a JSON object)";
+  });
 }
 
 /**
@@ -51,11 +117,13 @@ export const FIRST_RELEASE_LOCATIONS: readonly FirstReleaseLocation[] = [
     pluginId: "gateway",
     namespace: "instance",
     entryKey: "id",
-    value(rows) {
-      const v = parseStored(rows[0]!);
-      if (typeof v !== "string") throw new Error("its value is not the text of an instance id");
-      return v;
-    },
+    // The first release wrote the file's trimmed single line, never empty.
+    shape: (rows) =>
+      rows.map((r) => {
+        const v = JSON.parse(r.value_json) as unknown;
+        return typeof v === "string" && v !== "" && v === v.trim() && !v.includes("\n") ? null : "its value is not the text of an instance id";
+      }),
+    value: (rows) => parseStored(rows[0]!),
   },
   {
     file: "plugins/installs.json",
@@ -63,6 +131,7 @@ export const FIRST_RELEASE_LOCATIONS: readonly FirstReleaseLocation[] = [
     pluginId: "plugins",
     namespace: "installs",
     entryKey: null,
+    shape: pluginInstallsShape,
     // The install map the first release read: each key back with its value (its "version" member was dropped then).
     value: (rows) => Object.fromEntries(rows.map((r) => [r.entry_key, parseStored(r)])),
   },
@@ -73,9 +142,12 @@ const WRITTEN_AT: Record<string, string> = { plugin_state_entries: "created_at",
 
 export interface MisplacedGroup {
   location: FirstReleaseLocation;
+  /** The rows of the first release's shape: the only ones a repair touches. */
   rows: StaleRow[];
-  /** The row the importer builds from them (where the runtime reads it), or why it cannot be built. */
-  target: RowSpec | { error: string };
+  /** Rows at the same location without that shape, each with why: never moved nor deleted. */
+  left: Array<{ row: StaleRow; reason: string }>;
+  /** The row the importer builds from `rows` (where the runtime reads it), why it cannot be built, or null (no rows). */
+  target: RowSpec | { error: string } | null;
   /** When the row already at the target was written (null: none there). */
   existingAt: number | null;
 }
@@ -100,7 +172,7 @@ export function targetLabel(target: RowSpec): string {
 }
 
 function staleRows(db: GlobalDatabase, loc: FirstReleaseLocation): StaleRow[] {
-  let q = db.q.selectFrom("plugin_state_entries").select(["plugin_id", "namespace", "entry_key", "value_json", "created_at"]).where("plugin_id", "=", loc.pluginId).where("namespace", "=", loc.namespace);
+  let q = db.q.selectFrom("plugin_state_entries").select(["plugin_id", "namespace", "entry_key", "value_json", "created_at", "expires_at"]).where("plugin_id", "=", loc.pluginId).where("namespace", "=", loc.namespace);
   if (loc.entryKey !== null) q = q.where("entry_key", "=", loc.entryKey);
   // rowid order is the order the first release inserted them, the file's own order (install_records_json keeps it).
   return db.all(q.orderBy(sql`rowid`));
@@ -115,15 +187,38 @@ function existingAt(db: GlobalDatabase, target: RowSpec): number | null {
   return found ? Number(found.at) : null;
 }
 
+/** The rows at a location split into the first release's shape and the rest (each with its reason). */
+function splitByShape(location: FirstReleaseLocation, all: StaleRow[]): Pick<MisplacedGroup, "rows" | "left"> {
+  const left: MisplacedGroup["left"] = [];
+  const common: StaleRow[] = [];
+  for (const row of all) {
+    const reason = commonShapeProblem(row);
+    if (reason) left.push({ row, reason });
+    else common.push(row);
+  }
+  const reasons = location.shape(common);
+  const rows = common.filter((row, i) => {
+    if (reasons[i] === null) return true;
+    left.push({ row, reason: reasons[i]! });
+    return false;
+  });
+  return { rows, left };
+}
+
 /** Every first-release row set still in the global DB, with the row the importer would build from it. */
 export function findMisplacedRows(db: GlobalDatabase, paths: StatePaths): MisplacedGroup[] {
   const groups: MisplacedGroup[] = [];
   for (const location of FIRST_RELEASE_LOCATIONS) {
-    const rows = staleRows(db, location);
-    if (rows.length === 0) continue;
+    const all = staleRows(db, location);
+    if (all.length === 0) continue;
+    const { rows, left } = splitByShape(location, all);
+    if (rows.length === 0) {
+      groups.push({ location, rows, left, target: null, existingAt: null });
+      continue;
+    }
     // A loop, not Math.max(...rows): a hostile table may hold more rows than the argument limit.
     const mtimeMs = rows.reduce((m, r) => Math.max(m, r.created_at), -Infinity);
-    let target: MisplacedGroup["target"];
+    let target: RowSpec | { error: string };
     try {
       // The importer's own conversion, fed what it would have read from the file (its mtime is the rows' created_at).
       const built = location.spec.rows(location.value(rows), { path: `${paths.globalDbPath} ${staleLabel(location)}`, relativePath: location.file, agentId: null, mtimeMs }, paths).rows;
@@ -132,9 +227,16 @@ export function findMisplacedRows(db: GlobalDatabase, paths: StatePaths): Mispla
     } catch (error) {
       target = { error: describeError(error) };
     }
-    groups.push({ location, rows, target, existingAt: "error" in target ? null : existingAt(db, target) });
+    groups.push({ location, rows, left, target, existingAt: "error" in target ? null : existingAt(db, target) });
   }
   return groups;
+}
+
+const movable = (g: MisplacedGroup): g is MisplacedGroup & { target: RowSpec } => g.target !== null && !("error" in g.target);
+
+/** What a group holds, to see whether it changed between the backup and the move (same rows, same target row). */
+function fingerprint(g: MisplacedGroup): string {
+  return JSON.stringify([g.rows, g.existingAt]);
 }
 
 export interface MoveOutcome {
@@ -145,6 +247,10 @@ export interface MoveOutcome {
   /** moved over an older row that was already at the target. */
   replaced?: boolean;
   reason?: string;
+  /** Every row moved (or removed, superseded by a newer row at the target). */
+  moved: MovedRow[];
+  /** Every row left as it is, with why (not the first release's shape, not rebuildable, changed since the backup). */
+  left: LeftRow[];
 }
 
 function insertRow(db: GlobalDatabase, row: RowSpec): void {
@@ -153,30 +259,82 @@ function insertRow(db: GlobalDatabase, row: RowSpec): void {
   db.prepare(`INSERT INTO "${row.table}" (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...Object.values(row.values));
 }
 
+const leftOf = (g: MisplacedGroup, rows: StaleRow[], reason: string): LeftRow[] => rows.map((r) => ({ row: staleLabel(g.location, r.entry_key), reason }));
+const leftByShape = (g: MisplacedGroup): LeftRow[] => g.left.map((l) => ({ row: staleLabel(g.location, l.row.entry_key), reason: l.reason }));
+
 /**
  * Moves every first-release row set in one IMMEDIATE transaction (read again inside it: the check ran before the
- * lease). A row already at the target that is as new or newer wins: then the stale rows are only removed.
+ * lease). Only rows of the first release's shape are touched. A row already at the target that is as new or newer
+ * wins: then the stale rows are only removed. `expected` (by file): what the backup was taken over; a group that
+ * differs now is left whole, since the archive does not hold it as it is.
  */
-export function moveMisplacedRows(db: GlobalDatabase, paths: StatePaths): MoveOutcome[] {
+export function moveMisplacedRows(db: GlobalDatabase, paths: StatePaths, expected?: ReadonlyMap<string, string>): MoveOutcome[] {
   return db.immediate(() =>
     findMisplacedRows(db, paths).map((g): MoveOutcome => {
-      if ("error" in g.target) return { file: g.location.file, stale: g.rows.length, target: staleLabel(g.location), action: "left", reason: g.target.error };
+      const shapeLeft = leftByShape(g);
+      const base = { file: g.location.file, stale: g.rows.length };
+      if (g.target === null) return { ...base, target: staleLabel(g.location), action: "left", reason: "no row has the first release's shape", moved: [], left: shapeLeft };
+      if ("error" in g.target) return { ...base, target: staleLabel(g.location), action: "left", reason: g.target.error, moved: [], left: [...leftOf(g, g.rows, g.target.error), ...shapeLeft] };
+      if (expected && expected.get(g.location.file) !== fingerprint(g)) {
+        const reason = "changed since the backup was taken (run `doctor --fix` again)";
+        return { ...base, target: targetLabel(g.target), action: "left", reason, moved: [], left: [...leftOf(g, g.rows, reason), ...shapeLeft] };
+      }
       const keep = existingWins(g, g.target);
       if (!keep) insertRow(db, g.target);
+      // Deleted by their exact key, one at a time: the rows left beside them are never matched.
       for (const r of g.rows) db.run(db.q.deleteFrom("plugin_state_entries").where("plugin_id", "=", r.plugin_id).where("namespace", "=", r.namespace).where("entry_key", "=", r.entry_key));
-      return { file: g.location.file, stale: g.rows.length, target: targetLabel(g.target), action: keep ? "kept-newer" : "moved", replaced: !keep && g.existingAt !== null };
+      const to = targetLabel(g.target);
+      const moved = g.rows.map((r): MovedRow => ({ from: staleLabel(g.location, r.entry_key), to, action: keep ? "superseded" : "moved" }));
+      return { ...base, target: to, action: keep ? "kept-newer" : "moved", replaced: !keep && g.existingAt !== null, moved, left: shapeLeft };
     }),
   );
 }
 
+/**
+ * The verified archive that holds the rows before they move: the one this `doctor --fix`'s migration took, else a
+ * new one through the same pre-migration backup step; null only with `--no-backup`. Throws when it cannot be taken.
+ */
+async function backupBeforeMove(rctx: RepairContext): Promise<string | null> {
+  if (rctx.run?.backupPath) return rctx.run.backupPath;
+  if (!rctx.migration.backup) return null;
+  try {
+    const backup = await takePreMigrationBackup({ paths: rctx.paths, ...(rctx.migration.backupDir ? { output: rctx.migration.backupDir } : {}) });
+    return backup.archivePath;
+  } catch (error) {
+    throw new OperationError("backup_failed", `The verified backup before moving the first-release rows could not be taken (${describeError(error)}); no row was moved. Fix the backup directory (or pass --backup-dir) and re-run \`doctor --fix\`.`, { cause: error });
+  }
+}
+
+/** The repair: re-read under the lease, back up, move; every row moved or left is in the report. */
+export async function applyMisplacedRowsRepair(rctx: RepairContext): Promise<RepairReport> {
+  const before = findMisplacedRows(rctx.global, rctx.paths);
+  if (!before.some(movable)) {
+    const left = before.flatMap((g) => [...(g.target && "error" in g.target ? leftOf(g, g.rows, g.target.error) : []), ...leftByShape(g)]);
+    return { detail: "nothing left to move", rows: { backupPath: null, moved: [], left } };
+  }
+  const backupPath = await backupBeforeMove(rctx);
+  const outcomes = moveMisplacedRows(rctx.global, rctx.paths, new Map(before.map((g) => [g.location.file, fingerprint(g)])));
+  const covered = backupPath ? `covered by ${backupPath}` : "no backup (--no-backup)";
+  return {
+    detail: outcomes.length === 0 ? "nothing left to move" : [...outcomes.map(describeOutcome), covered].join("; "),
+    rows: { backupPath, moved: outcomes.flatMap((o) => o.moved), left: outcomes.flatMap((o) => o.left) },
+  };
+}
+
 function describeOutcome(o: MoveOutcome): string {
   const rows = `${formatCount(o.stale)} first-release row(s)`;
+  const others = o.left.length - (o.action === "left" ? o.stale : 0);
+  if (o.stale === 0) return `${o.file}: left ${formatCount(others)} row(s) there that the first release did not write`;
+  return `${describeAction(o, rows)}${others > 0 ? `; left ${formatCount(others)} other row(s) there that the first release did not write` : ""}`;
+}
+
+function describeAction(o: MoveOutcome, rows: string): string {
   if (o.action === "moved") return `${o.file}: moved ${rows} to ${o.target}${o.replaced ? " (replacing an older row there)" : ""}`;
   if (o.action === "kept-newer") return `${o.file}: kept the row already at ${o.target} (as new or newer), removed the ${rows} left behind`;
   return `${o.file}: left ${rows} in place (${o.reason ?? "cannot be moved"})`;
 }
 
-function finding(g: MisplacedGroup, verbose: boolean): Finding {
+function finding(g: MisplacedGroup & { target: NonNullable<MisplacedGroup["target"]> }, verbose: boolean): Finding {
   const loc = g.location;
   const where = "error" in g.target ? "where the runtime reads it" : targetLabel(g.target);
   const limit = verbose ? Infinity : 20;
@@ -191,7 +349,20 @@ function finding(g: MisplacedGroup, verbose: boolean): Finding {
     detail: lines.join("\n"),
     fix: "error" in g.target
       ? "Left in place by `doctor --fix`: check the row and write the value where the runtime reads it by hand."
-      : "`doctor --fix` moves them there in one transaction (built as the importer builds it); a row already there that is as new or newer is kept and the stale rows are only removed.",
+      : "`doctor --fix` moves them there in one transaction after a verified backup (built as the importer builds it); a row already there that is as new or newer is kept and the stale rows are only removed.",
+  };
+}
+
+/** Rows at a first-release location that do not have its shape: named with their reason, never touched. */
+function leftFinding(g: MisplacedGroup, verbose: boolean): Finding {
+  const limit = verbose ? Infinity : 20;
+  const lines = g.left.slice(0, limit).map((l) => `${staleLabel(g.location, l.row.entry_key)}: ${l.reason}`);
+  if (g.left.length > limit) lines.push(`… and ${formatCount(g.left.length - limit)} more (--verbose lists all)`);
+  return {
+    id: `misplaced-rows.${g.location.spec.kind}.left`,
+    severity: "info",
+    title: `${formatCount(g.left.length)} row(s) under ${staleLabel(g.location)} do not have the shape the first release wrote: \`doctor --fix\` leaves them as they are (--verbose names each with its reason)`,
+    detail: lines.join("\n"),
   };
 }
 
@@ -220,23 +391,21 @@ export const misplacedRowsCheck: DoctorCheck = {
     } finally {
       db.close();
     }
-    const movable = groups.filter((g) => !("error" in g.target));
+    const toMove = groups.filter(movable);
     const repairs: Repair[] =
-      movable.length === 0
+      toMove.length === 0
         ? []
         : [
             {
               id: "misplaced-rows.move",
-              description: `move ${movable.map((g) => `the ${g.location.file} row(s)`).join(" and ")} an earlier openclaw-state imported under unread keys to where the runtime reads them`,
-              // After the legacy migration (50): a legacy file imported again removes these rows itself.
+              description: `move ${toMove.map((g) => `the ${g.location.file} row(s)`).join(" and ")} an earlier openclaw-state imported under unread keys to where the runtime reads them, after a verified backup`,
+              // After the legacy migration (50): a legacy file imported again removes these rows itself, and its
+              // verified archive (taken before any change) covers these rows too.
               order: 60,
-              apply(rctx) {
-                const outcomes = moveMisplacedRows(rctx.global, rctx.paths);
-                // Rows that cannot be rebuilt stay reported as a warning; the repair only claims the movable ones.
-                return outcomes.length === 0 ? "nothing left to move" : outcomes.map(describeOutcome).join("; ");
-              },
+              apply: applyMisplacedRowsRepair,
             },
           ];
-    return { findings: groups.map((g) => finding(g, ctx.verbose)), repairs };
+    const findings = groups.flatMap((g) => [...(g.target !== null ? [finding({ ...g, target: g.target }, ctx.verbose)] : []), ...(g.left.length > 0 ? [leftFinding(g, ctx.verbose)] : [])]);
+    return { findings, repairs };
   },
 };
