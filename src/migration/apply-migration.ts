@@ -6,7 +6,9 @@ import { isOurFormat } from "../state/db-format.js";
 import { collectGarbage, releaseMemory } from "../core/heap.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
-import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
+import { takePreMigrationBackup, type PreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
+import { brokenFromBackupError, findBrokenAgentDatabases, withoutBrokenAgents, type BrokenDatabase } from "./broken-databases.js";
+import { SET_ASIDE_PREFIX, unretiredOutcomes } from "./upgrade-wait.js";
 import { importerFor } from "./importers/index.js";
 import type { PreparedTranscript } from "./importers/transcript-parse.js";
 import { TranscriptPrepareAhead, TranscriptPreparer, type TranscriptPrepareMode } from "./importers/transcript-prepare.js";
@@ -293,12 +295,16 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
   if (options.plan) plan = adoptPlan(options.plan, plan);
 
   let actionable = plan.sources.filter((s) => s.action !== "skip");
+  // A corrupt or unreadable agent DB isolates itself: left as it is, out of the backup, its sources left in place.
+  const broken: BrokenDatabase[] = findBrokenAgentDatabases(paths);
+  /** Agent id → its legacy sources left in place because its database is set aside. */
+  const leftWith = new Map<string, number>();
   const state: RunState = {
     options,
     runId,
     mainKey: readConfiguredMainKey(paths, paths.stateDir),
     outcomes: [],
-    retire: new RetireQueue(global, (p) => writeSource(global, rowInput(runId, p.s, p.outcome, p.status, p.counts, p.importedAt, false))),
+    retire: new RetireQueue(global, paths, (p) => writeSource(global, rowInput(runId, p.s, p.outcome, p.status, p.counts, p.importedAt, false))),
     progress: { phase: "import", done: 0, total: actionable.length, bytesDone: 0, bytesTotal: actionable.reduce((n, s) => n + s.sizeBytes, 0) },
     backupPath: null,
   };
@@ -309,7 +315,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
   // Started now so its start-up overlaps with the backup and the layout moves.
   if (actionable.some((s) => s.kind === "transcript")) preparer.warm();
   try {
-    if (needsBackup(plan, Boolean(options.removeSources))) {
+    if (needsBackup(withoutBrokenAgents(plan, broken), Boolean(options.removeSources))) {
       if (options.backup === false) {
         backupSkipped = true;
         warnings.push("NO BACKUP: --no-backup skipped the pre-migration backup; there is no archive to roll back to");
@@ -321,15 +327,21 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
         const take = options.takeBackup ?? takePreMigrationBackup;
         // The plan passes leave their garbage behind: collected so the backup's own working set starts low.
         releaseMemory();
-        let backup;
-        try {
-          backup = await take({
-            paths,
-            ...(options.backupDir ? { output: options.backupDir } : {}),
-            onProgress: (p) => options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: p.bytesDone, bytesTotal: p.bytesTotal, step: p.phase }),
-          });
-        } catch (backupError) {
-          throw new Error(backupFailure(backupError));
+        let backup: PreMigrationBackup | undefined;
+        while (!backup) {
+          try {
+            backup = await take({
+              paths,
+              ...(options.backupDir ? { output: options.backupDir } : {}),
+              ...(broken.length > 0 ? { setAside: broken.map((b) => ({ path: b.path, reason: `agent database "${b.agentId}" cannot be opened (${b.reason}); left in place untouched` })) } : {}),
+              onProgress: (p) => options.onProgress?.({ phase: "backup", done: 0, total: 1, bytesDone: p.bytesDone, bytesTotal: p.bytesTotal, step: p.phase }),
+            });
+          } catch (backupError) {
+            // A damaged page the open did not reach fails the snapshot of that one database: set it aside too, retry.
+            const more = brokenFromBackupError(paths, backupError, broken);
+            if (!more) throw new Error(backupFailure(backupError));
+            broken.push(more);
+          }
         }
         backupPath = backup.archivePath;
         state.backupPath = backupPath;
@@ -359,7 +371,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     for (const item of plan.layout) {
       if (item.kind !== "legacy-agent-dir" || item.action !== "move") continue;
       options.onProgress?.({ ...state.progress, phase: "layout", current: item.path });
-      const moved = moveLegacyAgentDir(item);
+      const moved = moveLegacyAgentDir(item, paths.stateDir);
       movedLayout ||= moved.changes.length > 0;
       changes.push(...moved.changes);
       warnings.push(...moved.warnings);
@@ -424,6 +436,13 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
       else byAgent.set(s.agentId, [s]);
     }
     for (const [agentId, sources] of byAgent) {
+      const unreadable = broken.find((b) => b.agentId === agentId);
+      if (unreadable) {
+        const reason = `${SET_ASIDE_PREFIX} "${agentId}" (${unreadable.relativePath}) cannot be opened (${unreadable.reason}); it and this file were left as they are`;
+        for (const s of sources) state.outcomes.push(s.action === "skip" ? processSourceSkipped(s) : outcomeOf(s, "failed", { reason }));
+        leftWith.set(agentId, sources.filter((s) => s.action !== "skip").length);
+        continue;
+      }
       if (sources.every((s) => s.action === "skip")) {
         state.outcomes.push(...sources.map((s) => processSourceSkipped(s)));
         continue;
@@ -458,7 +477,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     const stateDir = path.resolve(paths.stateDir);
     const dirs = [...new Set(state.outcomes.filter((o) => o.retired).map((o) => path.dirname(path.resolve(o.path))))].sort((a, b) => b.length - a.length);
     for (let dir of dirs) {
-      while (dir !== stateDir && isPathInside(stateDir, dir) && removeDirIfEmpty(dir)) {
+      while (dir !== stateDir && isPathInside(stateDir, dir) && removeDirIfEmpty(stateDir, dir)) {
         changes.push(`removed the empty legacy directory ${dir}`);
         dir = path.dirname(dir);
       }
@@ -470,6 +489,14 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
   }
 
   const outcomes = state.outcomes;
+  for (const b of broken) {
+    const waiting = leftWith.get(b.agentId) ?? 0;
+    warnings.push(`agent database "${b.agentId}" (${b.path}) cannot be opened (${b.reason}): it was left byte-identical and is not in the backup archive${waiting > 0 ? `, and its ${waiting} legacy source(s) stay in place, not imported` : ""}; ${b.remedy}`);
+  }
+  const unretired = unretiredOutcomes(outcomes);
+  if (unretired.length > 0) {
+    warnings.push(`${unretired.length} source(s) were imported but not retired (each is named below with why); they stay in place and the next \`doctor --fix\` retires them once the way is clear`);
+  }
   const imported = outcomes.filter((o) => (o.status === "imported" || o.status === "warning") && o.action !== "already-imported" && o.rows);
   if (imported.length > 0) changes.push(`imported ${imported.length} source(s)`);
   const finishedAt = Date.now();
@@ -495,6 +522,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
       records: imported.reduce((n, o) => n + (o.recordsParsed ?? 0), 0),
       bytes: imported.reduce((n, o) => n + o.sizeBytes, 0),
     },
+    ...(broken.length > 0 ? { skippedDatabases: broken.map((b) => ({ ...b })) } : {}),
     ...(error ? { error } : {}),
   };
   options.onProgress?.({ ...state.progress, phase: "record" });

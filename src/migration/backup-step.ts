@@ -11,6 +11,8 @@ export interface BackupStepOptions {
   paths: StatePaths;
   /** `--backup-dir`: a file or directory; default the backup dir beside the state dir. */
   output?: string;
+  /** Files left out of the archive on purpose (a corrupt agent DB), each recorded in the manifest's `skipped` with its reason. */
+  setAside?: ReadonlyArray<{ path: string; reason: string }>;
   onProgress?: (progress: { phase: string; bytesDone: number; bytesTotal: number }) => void;
 }
 
@@ -25,6 +27,7 @@ export const takePreMigrationBackup: PreMigrationBackupFn = async (options) => {
     verify: true,
     // The migration never touches workspaces (the user's own files); the state, config and credentials are archived.
     includeWorkspace: false,
+    ...(options.setAside && options.setAside.length > 0 ? { setAside: options.setAside } : {}),
     onProgress: (e) => options.onProgress?.({ phase: e.phase, bytesDone: e.bytesDone, bytesTotal: e.bytesTotal ?? 0 }),
   });
   if (result.status !== "completed" || !result.verified) {

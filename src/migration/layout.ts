@@ -3,7 +3,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { describeError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
-import { ensurePrivateDir, fsyncDir, pathExists } from "../state/private-fs.js";
+import { checkOwnedPath } from "../state/owned-path.js";
+import { ensurePrivateDir, ensurePrivateDirBelow, fsyncDir } from "../state/private-fs.js";
 import { legacyStateDirItems } from "./inventory.js";
 import type { LayoutItem } from "./types.js";
 
@@ -29,11 +30,19 @@ export function moveLegacyStateDir(paths: StatePaths): LayoutResult {
   }
 }
 
-/** Moves each entry of `<stateDir>/agent/` into `agents/main/agent/` unless one of that name is already there. */
-export function moveLegacyAgentDir(item: LayoutItem): LayoutResult {
+/**
+ * Moves each entry of `<stateDir>/agent/` into `agents/main/agent/` unless one of that name is already there. Both
+ * ends are checked against the state dir without following links: a linked `agents/` moves nothing out of the state.
+ */
+export function moveLegacyAgentDir(item: LayoutItem, stateDir: string): LayoutResult {
   const changes: string[] = [];
   const warnings: string[] = [];
-  ensurePrivateDir(item.target);
+  try {
+    checkOwnedPath(stateDir, item.path, { action: "move the entries of", expect: "dir" });
+    ensurePrivateDirBelow(stateDir, item.target);
+  } catch (error) {
+    return { changes, warnings: [`legacy agent dir ${item.path} was not moved into ${item.target}: ${describeError(error)}`] };
+  }
   let names: string[];
   try {
     names = fs.readdirSync(item.path).sort();
@@ -44,11 +53,12 @@ export function moveLegacyAgentDir(item: LayoutItem): LayoutResult {
   for (const name of names) {
     const from = path.join(item.path, name);
     const to = path.join(item.target, name);
-    if (pathExists(to)) {
-      kept.push(name);
-      continue;
-    }
     try {
+      checkOwnedPath(stateDir, from, { action: "move", allowSymlink: true });
+      if (checkOwnedPath(stateDir, to, { action: "move into", allowMissing: true, allowSymlink: true }).kind !== "missing") {
+        kept.push(name);
+        continue;
+      }
       fs.renameSync(from, to);
       changes.push(`moved ${from} → ${to}`);
     } catch (error) {

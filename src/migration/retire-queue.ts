@@ -1,9 +1,10 @@
 // Retirement after durability: imported sources wait until their rows are synced to disk, then move or go.
-import fs from "node:fs";
 import { describeError } from "../core/errors.js";
+import { UnsafeOwnedPathError, type OwnedPath } from "../state/owned-path.js";
+import type { StatePaths } from "../state/paths.js";
 import type { AgentDatabase, GlobalDatabase } from "../state/state-databases.js";
 import type { LedgerStatus } from "./ledger.js";
-import { RetireBatch, retireFile } from "./retire.js";
+import { checkRetirableSource, RetireBatch, retireFile } from "./retire.js";
 import type { ImportCounts, PlannedSource, SourceOutcome } from "./types.js";
 
 export interface PendingRetirement {
@@ -24,13 +25,19 @@ export interface PendingRetirement {
  */
 export class RetireQueue {
   private readonly pending: PendingRetirement[] = [];
-  private readonly batch = new RetireBatch();
+  private readonly batch: RetireBatch;
 
-  /** `recordKept` rewrites the source's ledger row to say it stayed (removed = false). */
+  /**
+   * `paths`: the boundaries sources and destinations are checked against; `recordKept` rewrites the source's
+   * ledger row to say it stayed (removed = false).
+   */
   constructor(
     private readonly global: GlobalDatabase,
+    private readonly paths: Pick<StatePaths, "stateDir" | "credentialsDir">,
     private readonly recordKept: (pending: PendingRetirement) => void,
-  ) {}
+  ) {
+    this.batch = new RetireBatch(paths.stateDir);
+  }
 
   get size(): number {
     return this.pending.length;
@@ -58,21 +65,29 @@ export class RetireQueue {
     this.batch.sync();
   }
 
-  /** Moves or deletes the source (its ledger row already says so); on failure the row is rewritten to say it stayed. */
+  /**
+   * Moves or deletes the source (its ledger row already says so); on failure the row is rewritten to say it
+   * stayed. The source is checked against the boundary here, not at plan time: a parent swapped for a link
+   * since then leaves it in place (the import stays committed) and the warning names why.
+   */
   private retire(pending: PendingRetirement): void {
     const { s, destination } = pending;
-    let st: fs.Stats;
+    let owned: OwnedPath;
     try {
-      st = fs.statSync(s.path);
+      owned = checkRetirableSource(this.paths, s.path);
     } catch (error) {
+      if (error instanceof UnsafeOwnedPathError) return this.keep(pending, `imported, but not retired: ${error.message}`);
       return this.keep(pending, `could not retire: ${describeError(error)}`);
     }
+    if (owned.stat === null) return this.keep(pending, `could not retire: ${s.path} is no longer there`);
+    const st = owned.stat;
     if (st.size !== s.sizeBytes || Math.trunc(st.mtimeMs) !== s.mtimeMs) {
       return this.keep(pending, "the file changed after it was read: left in place; the next `doctor --fix` imports the new content");
     }
     try {
       retireFile(s.path, destination, this.batch);
     } catch (error) {
+      if (error instanceof UnsafeOwnedPathError) return this.keep(pending, `imported, but not retired: ${error.message}`);
       this.keep(pending, `imported, but could not be retired: ${describeError(error)}`);
     }
   }

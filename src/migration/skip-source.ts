@@ -1,4 +1,5 @@
 // `migrate skip <path> --reason …`: sets one legacy file aside under migrated/<run>/skipped/, recorded in the ledger.
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { OperationError, UsageError } from "../core/errors.js";
@@ -7,14 +8,14 @@ import { acquireMaintenanceLease } from "../state/lease.js";
 import { openLedgerDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { newRunId } from "./apply-migration.js";
 import { sha256Of } from "./json-source.js";
-import { hashFile } from "./line-stream.js";
 import { sourceRelativePath } from "./inventory.js";
 import { classifyPath, type PathClass } from "./legacy-inventory.js";
 import { finishRun, sourceKeyFor, writeSource } from "./ledger.js";
 import { detectSources } from "./plan-migration.js";
-import { retiredPath } from "./retire.js";
+import { retiredPath, sourceBoundary } from "./retire.js";
 import type { DetectedSource, RunTotals, SourceImporter, SourceOutcome } from "./types.js";
-import { ensurePrivateDir, fsyncDir } from "../state/private-fs.js";
+import { checkOwnedPath, prepareOwnedDestination, UnsafeOwnedPathError } from "../state/owned-path.js";
+import { fsyncDir } from "../state/private-fs.js";
 
 export interface SkipSourceOptions {
   paths: StatePaths;
@@ -38,6 +39,9 @@ export interface SkipSourceResult {
   movedTo: string;
 }
 
+const SKIP_NEXT_STEP =
+  "migrate skip moves only regular files and directories reached through the state dir's own directories: remove the link or special file by hand if it is not wanted.";
+
 /** Relative paths are read as `migrate plan` prints them: relative to the state dir. */
 function resolveTarget(paths: StatePaths, root: string, target: string): string {
   if (target.trim() === "") throw new UsageError("migrate skip needs the path of a legacy file (as `migrate plan` prints it).");
@@ -59,6 +63,8 @@ export function skipSource(options: SkipSourceOptions): SkipSourceResult {
   if (!planned && !isPathInside(path.resolve(root), abs)) {
     throw new OperationError("skip_outside", `${abs} is outside the state dir and is not a legacy source: migrate skip only sets aside legacy files (nothing was changed).`, { path: abs });
   }
+  // Before anything is opened or moved: a symlinked parent would move a file from elsewhere, a FIFO would block.
+  const owned = checkOwnedPath(sourceBoundary(paths, abs, [root]), abs, { action: "set aside", next: SKIP_NEXT_STEP });
   if (cls.class === "current") throw new OperationError("skip_current", `${shown} is current state (${cls.reason}), not a legacy file: it is not set aside (nothing was changed).`, { path: abs });
   if (cls.class === "imported" && !planned) throw new OperationError("skip_current", `${shown} is not a legacy file (nothing was changed).`, { path: abs });
   if (cls.class === "plugin") {
@@ -73,7 +79,11 @@ export function skipSource(options: SkipSourceOptions): SkipSourceResult {
   const relative = planned ? planned.source.relativePath : shown;
   const movedTo = retiredPath(paths.stateDir, runId ?? "<run id>", `skipped/${relative.replace(/^\/+/, "")}`);
   const result: SkipSourceResult = { runId, dryRun: Boolean(options.dryRun), path: abs, relativePath: relative, kind, class: cls.class, reason, movedTo };
-  if (options.dryRun) return result;
+  if (options.dryRun) {
+    // migrated/ reached through a link is refused now, not only when the move is tried.
+    checkOwnedPath(paths.stateDir, movedTo, { action: "set aside into", allowMissing: true, next: SKIP_NEXT_STEP });
+    return result;
+  }
   if (!options.global) throw new Error("skipSource needs the global database unless dryRun");
   const global = options.global;
 
@@ -81,15 +91,17 @@ export function skipSource(options: SkipSourceOptions): SkipSourceResult {
   // under migrated/, unrecorded but never lost).
   let sha256: string | null = null;
   let sizeBytes = 0;
-  if (cls.type === "file") {
+  if (owned.kind === "file") {
     try {
-      ({ sha256, sizeBytes } = hashFile(abs));
-    } catch {
-      sizeBytes = fs.lstatSync(abs).size;
+      ({ sha256, sizeBytes } = hashRegularFile(abs));
+    } catch (error) {
+      if (error instanceof UnsafeOwnedPathError) throw error;
+      // Unreadable (EACCES…): still set aside, recorded without a hash.
+      sizeBytes = owned.stat!.size;
     }
   }
-  const mtimeMs = Math.trunc(fs.lstatSync(abs).mtimeMs);
-  ensurePrivateDir(path.dirname(movedTo));
+  const mtimeMs = Math.trunc(owned.stat!.mtimeMs);
+  prepareOwnedDestination(paths.stateDir, movedTo, "set aside into");
   try {
     fs.renameSync(abs, movedTo);
   } catch (error) {
@@ -134,6 +146,33 @@ export function skipSource(options: SkipSourceOptions): SkipSourceResult {
     report: { ...outcome, mtime: new Date(outcome.mtimeMs).toISOString() },
   });
   return result;
+}
+
+/**
+ * sha256 and size, opened without following a link and without blocking; the descriptor must still be a regular
+ * file (one swapped for a FIFO or a link since the check is refused, nothing moved).
+ */
+function hashRegularFile(file: string): { sha256: string; sizeBytes: number } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ELOOP") throw new UnsafeOwnedPathError(file, "it was replaced by a symbolic link after it was checked", "set aside", SKIP_NEXT_STEP);
+    throw error;
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw new UnsafeOwnedPathError(file, "it was replaced by something other than a regular file after it was checked", "set aside", SKIP_NEXT_STEP);
+    const hash = crypto.createHash("sha256");
+    const buf = Buffer.allocUnsafe(1 << 20);
+    let size = 0;
+    for (let n = fs.readSync(fd, buf, 0, buf.length, null); n > 0; n = fs.readSync(fd, buf, 0, buf.length, null)) {
+      size += n;
+      hash.update(buf.subarray(0, n));
+    }
+    return { sha256: hash.digest("hex"), sizeBytes: size };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 export interface MigrateSkipOptions extends Omit<SkipSourceOptions, "global"> {

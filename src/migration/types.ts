@@ -324,8 +324,22 @@ export interface MigrationRunResult {
   changes: string[];
   warnings: string[];
   totals: RunTotals;
+  /**
+   * Agent databases that could not be read (corrupt, unreadable): left byte-identical, not in the backup archive (its
+   * manifest names each as skipped), their legacy sources left in place. Absent when there were none.
+   */
+  skippedDatabases?: SkippedDatabase[];
   /** Run-level failure (backup failed, database not writable): nothing was imported. */
   error?: string;
+}
+
+export interface SkippedDatabase {
+  agentId: string;
+  path: string;
+  relativePath: string;
+  reason: string;
+  /** The next step, with commands that exist. */
+  remedy: string;
 }
 
 export interface RunTotals {

@@ -17,6 +17,7 @@ import { modelCatalogFile } from "./importers/model-catalogs.js";
 import { mediaWriteBackPlan, writeBackMedia } from "./media-write-back.js";
 import type { DbUpgradeResult } from "../state/upgrade/types.js";
 import { takePreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
+import { brokenDatabaseRemedy } from "./broken-databases.js";
 
 export type UpgradeAction = "upgrade" | "current" | "blocked";
 
@@ -75,10 +76,14 @@ export interface UpgradeFormatResult {
   warnings: string[];
 }
 
-function planItem(role: DbRole, file: string, agentId?: string): UpgradePlanItem {
+function planItem(paths: StatePaths, role: DbRole, file: string, agentId?: string): UpgradePlanItem {
   const { format, error } = readDatabaseFormat(file, role);
   const base = { role, ...(agentId ? { agentId } : {}), path: file, writtenBy: format?.writtenBy ?? null };
-  if (!format) return { ...base, action: "blocked", reason: `it cannot be opened (${error}); run \`openclaw-state doctor\`` };
+  if (!format) {
+    // Named with the way forward: nothing is upgraded while one file of the state cannot be read (one format or none).
+    const remedy = role === "agent" && agentId ? brokenDatabaseRemedy(paths, agentId, file) : "restore it from an earlier archive (`openclaw-state backup restore <archive>`)";
+    return { ...base, action: "blocked", reason: `it cannot be opened (${error}); ${remedy}` };
+  }
   if (isOurFormat(format)) return { ...base, action: "upgrade" };
   if (format.id === "openclaw" && format.current) return { ...base, action: "current" };
   return { ...base, action: "blocked", reason: `it is in the format of ${format.writtenBy}, which this command does not upgrade; run \`openclaw doctor --fix\` (OpenClaw ${OPENCLAW_CURRENT.release}) for it` };
@@ -87,10 +92,10 @@ function planItem(role: DbRole, file: string, agentId?: string): UpgradePlanItem
 /** Every database of the state: the global DB and each agent DB under agents/ (one format for all, or nothing moves). */
 export function planFormatUpgrade(paths: StatePaths): UpgradePlanItem[] {
   const items: UpgradePlanItem[] = [];
-  if (fs.existsSync(paths.globalDbPath)) items.push(planItem("global", paths.globalDbPath));
+  if (fs.existsSync(paths.globalDbPath)) items.push(planItem(paths, "global", paths.globalDbPath));
   for (const agent of discoverAgentDirs(paths)) {
     if (!agent.agentId) continue; // an invalid id never names a path; doctor reports the directory
-    items.push(planItem("agent", agent.dbPath, agent.agentId));
+    items.push(planItem(paths, "agent", agent.dbPath, agent.agentId));
   }
   return items;
 }

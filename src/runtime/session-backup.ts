@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { OperationError, describeError } from "../core/errors.js";
 import { toolVersion } from "../core/version.js";
 import { AGENT_SCHEMA_SQL, SCHEMA_VERSION } from "../state/generated/ddl.js";
+import { removeOwnedFile } from "../state/owned-path.js";
 import { ensurePrivateDir, fsyncDir, pathExists, PRIVATE_FILE_MODE } from "../state/private-fs.js";
 import { columnsOf, digestRows, filterArg, filterFor, SESSION_TABLES, tableExists, type TableDigest } from "./session-rows.js";
 
@@ -61,8 +62,9 @@ export function writeSessionBackup(options: WriteSessionBackupOptions): SessionB
     const content = fs.readFileSync(target);
     return { path: target, bytes: content.length, sha256: crypto.createHash("sha256").update(content).digest("hex"), rows: got };
   } finally {
-    if (!published) fs.rmSync(temp, { force: true });
-    for (const suffix of ["-journal", "-wal", "-shm"]) fs.rmSync(`${temp}${suffix}`, { force: true });
+    // Only our own temp files, checked like every delete: one swapped for a link or a FIFO is left alone.
+    if (!published) removeOwnedFile(options.backupDir, temp);
+    for (const suffix of ["-journal", "-wal", "-shm"]) removeOwnedFile(options.backupDir, `${temp}${suffix}`);
   }
 }
 
@@ -152,5 +154,5 @@ function publish(temp: string, target: string): void {
     if (code === "EEXIST") throw new OperationError("backup_exists", `Session backup ${target} appeared while writing; it was left untouched and nothing was deleted.`, { path: target });
     throw new OperationError("backup_failed", `Cannot publish the session backup ${target}: ${describeError(error)}; nothing was deleted.`, { path: target, cause: error });
   }
-  fs.rmSync(temp, { force: true });
+  removeOwnedFile(path.dirname(temp), temp);
 }

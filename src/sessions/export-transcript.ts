@@ -3,6 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError } from "../core/errors.js";
+import { removeOwnedFile } from "../state/owned-path.js";
 import { fsyncDir, pathExists, PRIVATE_FILE_MODE } from "../state/private-fs.js";
 import { assertNotLegacyDestination } from "../migration/export-guard.js";
 import type { StatePaths } from "../state/paths.js";
@@ -90,7 +91,7 @@ export function exportTranscript(options: ExportTranscriptOptions): ExportTransc
       } catch {
         // Already closed before a failed publish.
       }
-      fs.rmSync(temp, { force: true });
+      removeOwnedFile(dir, temp);
     }
   }
 }
@@ -117,7 +118,7 @@ function writeAll(fd: number, chunk: Buffer): void {
 function publish(temp: string, file: string): void {
   try {
     fs.linkSync(temp, file);
-    fs.rmSync(temp, { force: true });
+    removeOwnedFile(path.dirname(temp), temp);
     return;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

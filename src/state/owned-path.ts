@@ -2,6 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { OperationError } from "../core/errors.js";
+import { ensurePrivateDirBelow, UnsafePathError } from "./private-fs.js";
 
 export type OwnedKind = "file" | "dir" | "symlink" | "missing";
 
@@ -22,13 +23,15 @@ export interface OwnedPathOptions {
   allowMissing?: boolean;
   /** The kind the caller needs: "file" refuses a dir and vice versa; default "any" (file or dir). */
   expect?: "file" | "dir" | "any";
+  /** The operator's next step, appended to the refusal ("remove the link, then run it again"). */
+  next?: string;
 }
 
 /** A path that failed the boundary check: code `unsafe_path`, exit 1; the message names the path, the reason and that nothing was touched. */
 export class UnsafeOwnedPathError extends OperationError {
   readonly reason: string;
-  constructor(target: string, reason: string, action: string) {
-    super("unsafe_path", `Refusing to ${action} ${target}: ${reason}; nothing was touched there.`, { path: target });
+  constructor(target: string, reason: string, action: string, next?: string) {
+    super("unsafe_path", `Refusing to ${action} ${target}: ${reason}; nothing was touched there${next ? `. ${next}` : "."}`, { path: target });
     this.reason = reason;
   }
 }
@@ -52,9 +55,9 @@ export function checkOwnedPath(root: string, target: string, options: OwnedPathO
   const base = path.resolve(root);
   const abs = path.resolve(target);
   const rel = path.relative(base, abs);
-  if (rel === "") throw new UnsafeOwnedPathError(abs, `it is the boundary ${base} itself`, options.action);
+  if (rel === "") throw new UnsafeOwnedPathError(abs, `it is the boundary ${base} itself`, options.action, options.next);
   if (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
-    throw new UnsafeOwnedPathError(abs, `it is not inside ${base}`, options.action);
+    throw new UnsafeOwnedPathError(abs, `it is not inside ${base}`, options.action, options.next);
   }
   const names = rel.split(path.sep);
   let current = base;
@@ -65,10 +68,10 @@ export function checkOwnedPath(root: string, target: string, options: OwnedPathO
       st = fs.lstatSync(current);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT" && options.allowMissing) return { path: abs, kind: "missing", stat: null };
-      throw new UnsafeOwnedPathError(abs, `its parent ${current} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, options.action);
+      throw new UnsafeOwnedPathError(abs, `its parent ${current} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, options.action, options.next);
     }
-    if (st.isSymbolicLink()) throw new UnsafeOwnedPathError(abs, `its parent ${current} is a symbolic link (never followed out of ${base})`, options.action);
-    if (!st.isDirectory()) throw new UnsafeOwnedPathError(abs, `its parent ${current} is not a directory`, options.action);
+    if (st.isSymbolicLink()) throw new UnsafeOwnedPathError(abs, `its parent ${current} is a symbolic link (never followed out of ${base})`, options.action, options.next);
+    if (!st.isDirectory()) throw new UnsafeOwnedPathError(abs, `its parent ${current} is not a directory`, options.action, options.next);
   }
   let st: fs.Stats;
   try {
@@ -76,24 +79,24 @@ export function checkOwnedPath(root: string, target: string, options: OwnedPathO
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
       if (options.allowMissing) return { path: abs, kind: "missing", stat: null };
-      throw new UnsafeOwnedPathError(abs, "nothing is there", options.action);
+      throw new UnsafeOwnedPathError(abs, "nothing is there", options.action, options.next);
     }
-    throw new UnsafeOwnedPathError(abs, `it cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, options.action);
+    throw new UnsafeOwnedPathError(abs, `it cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, options.action, options.next);
   }
   const expect = options.expect ?? "any";
   if (st.isSymbolicLink()) {
-    if (!options.allowSymlink) throw new UnsafeOwnedPathError(abs, "it is a symbolic link (never followed)", options.action);
+    if (!options.allowSymlink) throw new UnsafeOwnedPathError(abs, "it is a symbolic link (never followed)", options.action, options.next);
     return { path: abs, kind: "symlink", stat: st };
   }
   if (st.isFile()) {
-    if (expect === "dir") throw new UnsafeOwnedPathError(abs, "it is a file, not a directory", options.action);
+    if (expect === "dir") throw new UnsafeOwnedPathError(abs, "it is a file, not a directory", options.action, options.next);
     return { path: abs, kind: "file", stat: st };
   }
   if (st.isDirectory()) {
-    if (expect === "file") throw new UnsafeOwnedPathError(abs, "it is a directory, not a file", options.action);
+    if (expect === "file") throw new UnsafeOwnedPathError(abs, "it is a directory, not a file", options.action, options.next);
     return { path: abs, kind: "dir", stat: st };
   }
-  throw new UnsafeOwnedPathError(abs, `it is ${describeKind(st)}`, options.action);
+  throw new UnsafeOwnedPathError(abs, `it is ${describeKind(st)}`, options.action, options.next);
 }
 
 /** checkOwnedPath for callers that report instead of throwing: the reason, or null when the path passes. */
@@ -105,4 +108,42 @@ export function ownedPathProblem(root: string, target: string, options: OwnedPat
     if (error instanceof UnsafeOwnedPathError) return error.reason;
     throw error;
   }
+}
+
+/**
+ * Readies `destination` for a rename into it: its missing parents are created 0700 below `root` one by one
+ * (never through a link), every component is then checked, and nothing may be at `destination` itself (a rename
+ * would replace it). `made` caches directories already created by this caller (a batch of moves).
+ */
+export function prepareOwnedDestination(root: string, destination: string, action: string, made?: Set<string>): string {
+  const dir = path.dirname(path.resolve(destination));
+  if (!made?.has(dir)) {
+    try {
+      ensurePrivateDirBelow(path.resolve(root), dir);
+    } catch (error) {
+      if (error instanceof UnsafePathError) throw new UnsafeOwnedPathError(path.resolve(destination), error.message, action);
+      throw error;
+    }
+    made?.add(dir);
+  }
+  // The cache only skips the mkdir: every component is lstat'ed again for every move.
+  const owned = checkOwnedPath(root, destination, { action, allowMissing: true, allowSymlink: true });
+  if (owned.kind !== "missing") throw new UnsafeOwnedPathError(owned.path, `something is already there (${owned.kind})`, action);
+  return owned.path;
+}
+
+/**
+ * Removes a file we own below `root` (a temp file, a retired source): checked first, never followed; a missing
+ * file is fine. Returns the reason it was left in place, or null when it is gone. Never throws for a refused
+ * path, so it can run in cleanup code without hiding the error being handled.
+ */
+export function removeOwnedFile(root: string, file: string, action = "delete"): string | null {
+  const problem = ownedPathProblem(root, file, { action, allowMissing: true, expect: "file" });
+  if (problem !== null) return problem;
+  try {
+    fs.unlinkSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return `it could not be removed (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+  }
+  return null;
 }

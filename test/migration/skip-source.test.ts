@@ -1,8 +1,9 @@
 // `migrate skip`: a broken source set aside under migrated/<run>/skipped/, recorded in the ledger, refused where it would lose data.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { makeTempState, runInProcess, snapshotTree } from "../helpers/temp-state.js";
+import { makeTempDir, makeTempState, runInProcess, snapshotTree } from "../helpers/temp-state.js";
 import { rows } from "../helpers/migration.js";
 
 describe("migrate skip", () => {
@@ -72,5 +73,81 @@ describe("migrate skip", () => {
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stdout)).toMatchObject({ ok: false, error: { code: "not_found" } });
     expect(snapshotTree(path.dirname(stateDir))).toEqual(before);
+  });
+});
+
+describe("migrate skip against the boundary (attacks)", () => {
+  /** agents/evil/sessions → a directory outside the state dir holding a file named like a legacy transcript. */
+  function linkedParent(): { env: NodeJS.ProcessEnv; stateDir: string; victim: string; outside: string } {
+    const { env, stateDir } = makeTempState("legacy-state");
+    const outside = makeTempDir("ocs-elsewhere-");
+    const victim = path.join(outside, "victim.jsonl");
+    fs.writeFileSync(victim, '{"type":"session","id":"victim"}\n');
+    fs.mkdirSync(path.join(stateDir, "agents", "evil"), { recursive: true });
+    fs.symlinkSync(outside, path.join(stateDir, "agents", "evil", "sessions"));
+    return { env, stateDir, victim, outside };
+  }
+
+  it("a symlinked parent is refused (exit 1, unsafe_path): the outside file stays, nothing is moved or recorded", async () => {
+    const { env, stateDir, victim, outside } = linkedParent();
+    const outsideBefore = snapshotTree(outside);
+    const stateBefore = snapshotTree(stateDir);
+    for (const extra of [[], ["--dry-run"]]) {
+      const run = await runInProcess(["migrate", "skip", "agents/evil/sessions/victim.jsonl", "--reason", "x", "--json", ...extra], env);
+      expect(run.code, run.stdout).toBe(1);
+      const doc = JSON.parse(run.stdout);
+      expect(doc).toMatchObject({ ok: false, error: { code: "unsafe_path" } });
+      expect(doc.error.message).toMatch(/its parent .*agents\/evil\/sessions is a symbolic link/);
+    }
+    // The absolute form through the link is refused the same way.
+    const abs = await runInProcess(["migrate", "skip", path.join(stateDir, "agents/evil/sessions/victim.jsonl"), "--reason", "x"], env);
+    expect(abs.code).toBe(1);
+    expect(abs.stderr).toMatch(/Refusing to set aside .*victim\.jsonl: its parent .* is a symbolic link.*nothing was touched there/);
+    expect(fs.readFileSync(victim, "utf8")).toBe('{"type":"session","id":"victim"}\n');
+    expect(snapshotTree(outside)).toEqual(outsideBefore);
+    expect(snapshotTree(stateDir)).toEqual(stateBefore);
+    expect(fs.existsSync(path.join(stateDir, "migrated"))).toBe(false);
+  });
+
+  it("a FIFO is refused without being opened (the command returns at once, exit 1)", { timeout: 15_000 }, async () => {
+    const { env, stateDir } = makeTempState("legacy-state");
+    const fifo = path.join(stateDir, "agents", "main", "sessions", "s-fifo.jsonl");
+    execFileSync("mkfifo", [fifo]);
+    for (const extra of [[], ["--dry-run"]]) {
+      const started = Date.now();
+      const run = await runInProcess(["migrate", "skip", "agents/main/sessions/s-fifo.jsonl", "--reason", "x", ...extra], env);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/Refusing to set aside .*s-fifo\.jsonl: it is a FIFO; nothing was touched there/);
+    }
+    expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
+    expect(fs.existsSync(path.join(stateDir, "migrated"))).toBe(false);
+  });
+
+  it("migrated/ as a link out of the state dir: refused, nothing written where it points", async () => {
+    const { env, stateDir } = makeTempState("legacy-state");
+    fs.writeFileSync(path.join(stateDir, "notes.txt"), "mine\n");
+    const outside = makeTempDir("ocs-elsewhere-");
+    fs.symlinkSync(outside, path.join(stateDir, "migrated"));
+    for (const extra of [["--dry-run"], []]) {
+      const run = await runInProcess(["migrate", "skip", "notes.txt", "--reason", "mine", ...extra], env);
+      expect(run.code, run.stdout).toBe(1);
+      expect(run.stderr).toMatch(/its parent .*migrated is a symbolic link|migrated is a symbolic link/);
+    }
+    expect(fs.readdirSync(outside)).toEqual([]);
+    expect(fs.readFileSync(path.join(stateDir, "notes.txt"), "utf8")).toBe("mine\n");
+  });
+});
+
+describe("migrate skip of the state dir itself", () => {
+  it("is refused as the boundary itself (exit 1, unsafe_path), nothing created or moved", async () => {
+    const { env, stateDir } = makeTempState();
+    fs.mkdirSync(stateDir);
+    fs.writeFileSync(path.join(stateDir, "notes.txt"), "mine\n");
+    const before = snapshotTree(stateDir);
+    const run = await runInProcess(["migrate", "skip", stateDir, "--reason", "x", "--json"], env);
+    expect(run.code, run.stdout).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, error: { code: "unsafe_path", message: expect.stringMatching(/is the boundary .* itself/) } });
+    expect(snapshotTree(stateDir)).toEqual(before);
   });
 });

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { checkOwnedPath, ownedPathProblem, UnsafeOwnedPathError } from "../../src/state/owned-path.js";
+import { checkOwnedPath, ownedPathProblem, prepareOwnedDestination, removeOwnedFile, UnsafeOwnedPathError } from "../../src/state/owned-path.js";
 
 let dir: string;
 let root: string;
@@ -57,5 +57,67 @@ describe("checkOwnedPath", () => {
     expect(checkOwnedPath(root, missing, { action: "delete", allowMissing: true }).kind).toBe("missing");
     expect(() => checkOwnedPath(root, missing, { action: "delete" })).toThrow(/parent .* cannot be read|nothing is there/);
     expect(() => checkOwnedPath(root, path.join(root, "agents"), { action: "move", expect: "file" })).toThrow(/directory, not a file/);
+  });
+});
+
+describe("prepareOwnedDestination", () => {
+  it("creates the missing parents below the root and returns the free destination", () => {
+    const dest = path.join(root, "migrated", "run-1", "agents", "main", "sessions", "a.jsonl");
+    expect(prepareOwnedDestination(root, dest, "move into")).toBe(dest);
+    expect(fs.lstatSync(path.dirname(dest)).isDirectory()).toBe(true);
+    expect(fs.lstatSync(path.join(root, "migrated")).mode & 0o777).toBe(0o700);
+  });
+
+  it("never creates through a link: migrated/ pointing elsewhere is refused and nothing appears there", () => {
+    fs.symlinkSync(outside, path.join(root, "migrated"));
+    const dest = path.join(root, "migrated", "run-1", "a.jsonl");
+    expect(() => prepareOwnedDestination(root, dest, "move into")).toThrow(UnsafeOwnedPathError);
+    expect(fs.readdirSync(outside)).toEqual(["victim.jsonl"]);
+  });
+
+  it("refuses a destination already taken (a rename would replace it), even when the caller cached its dir", () => {
+    const made = new Set<string>();
+    const dest = path.join(root, "migrated", "run-1", "a.jsonl");
+    prepareOwnedDestination(root, dest, "move into", made);
+    fs.writeFileSync(dest, "already here\n");
+    expect(() => prepareOwnedDestination(root, dest, "move into", made)).toThrow(/something is already there \(file\)/);
+    // A cached parent swapped for a link afterwards is still caught: the walk runs for every destination.
+    fs.rmSync(path.join(root, "migrated", "run-1"), { recursive: true });
+    fs.symlinkSync(outside, path.join(root, "migrated", "run-1"));
+    expect(() => prepareOwnedDestination(root, path.join(root, "migrated", "run-1", "b.jsonl"), "move into", made)).toThrow(/symbolic link/);
+    expect(fs.readdirSync(outside)).toEqual(["victim.jsonl"]);
+  });
+});
+
+describe("removeOwnedFile", () => {
+  it("removes a regular file; a missing one is fine", () => {
+    const file = path.join(root, "agents", "main", "sessions", "a.jsonl");
+    expect(removeOwnedFile(root, file)).toBeNull();
+    expect(fs.existsSync(file)).toBe(false);
+    expect(removeOwnedFile(root, file)).toBeNull();
+  });
+
+  it("leaves a link, a FIFO and anything behind a symlinked parent in place, naming why (never throws)", () => {
+    fs.symlinkSync(outside, path.join(root, "agents", "evil"));
+    expect(removeOwnedFile(root, path.join(root, "agents", "evil", "victim.jsonl"))).toMatch(/parent .*evil is a symbolic link/);
+    const link = path.join(root, "link.tmp");
+    fs.symlinkSync(path.join(outside, "victim.jsonl"), link);
+    expect(removeOwnedFile(root, link)).toMatch(/symbolic link/);
+    const fifo = path.join(root, "fifo.tmp");
+    execFileSync("mkfifo", [fifo]);
+    expect(removeOwnedFile(root, fifo)).toMatch(/a FIFO/);
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
+    expect(fs.readFileSync(path.join(outside, "victim.jsonl"), "utf8")).toBe("{}\n");
+  });
+});
+
+describe("the refusal message", () => {
+  it("names the path, the reason, that nothing was touched, and the caller's next step", () => {
+    fs.symlinkSync(outside, path.join(root, "agents", "evil"));
+    const target = path.join(root, "agents", "evil", "victim.jsonl");
+    expect(() => checkOwnedPath(root, target, { action: "set aside", next: "Remove the link by hand." })).toThrow(
+      `Refusing to set aside ${target}: its parent ${path.join(root, "agents", "evil")} is a symbolic link (never followed out of ${root}); nothing was touched there. Remove the link by hand.`,
+    );
   });
 });

@@ -1,5 +1,6 @@
 // Format check: this tool's design-v1 databases (and the ones the legacy migration is about to write) become OpenClaw's current format.
 import { formatCount } from "../../core/format-bytes.js";
+import { upgradeWaitReason } from "../../migration/upgrade-wait.js";
 import { planBlockedBy } from "../../migration/plan-migration.js";
 import { planFormatUpgrade, upgradeFormat, type UpgradeFormatResult } from "../../migration/upgrade-format.js";
 import { OPENCLAW_CURRENT } from "../../state/db-format.js";
@@ -22,10 +23,12 @@ function describeUpgrade(result: UpgradeFormatResult): string {
 
 async function applyUpgrade(ctx: AfterLeaseContext): Promise<RepairReport> {
   const run = ctx.run;
-  if (run && (run.status === "failed" || run.totals.failed > 0)) {
-    // A source that failed is retried by the next `doctor --fix`, which imports into this tool's format: upgrading
-    // now would leave it waiting for another program. The state is upgraded by the run that completes the import.
-    return { failed: true, detail: `not run: the legacy import did not complete (${formatCount(run.totals.failed)} source(s) failed); the databases stay in openclaw-state's format until a \`doctor --fix\` imports every source, then it writes ${TARGET}'s` };
+  const waitFor = run ? upgradeWaitReason(run) : null;
+  if (waitFor) {
+    // A source that failed, was not retired, or whose agent DB is set aside is finished by the next `doctor --fix`,
+    // which imports into this tool's format: upgrading now would leave it waiting for another program. The state is
+    // upgraded by the run that completes the import.
+    return { failed: true, detail: `not run: the legacy import did not complete (${waitFor}); the databases stay in openclaw-state's format until a \`doctor --fix\` imports and retires every source, then it writes ${TARGET}'s` };
   }
   const result = await upgradeFormat({
     paths: ctx.paths,

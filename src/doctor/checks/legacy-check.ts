@@ -1,6 +1,8 @@
 // Legacy check: shows the migration plan as findings (one line per kind); its repair runs the migration.
 import { formatBytes, formatCount } from "../../core/format-bytes.js";
 import { applyMigration } from "../../migration/apply-migration.js";
+import { unretiredOutcomes } from "../../migration/upgrade-wait.js";
+import { findBrokenAgentDatabases } from "../../migration/broken-databases.js";
 import { describeEntry, entriesByClass } from "../../migration/legacy-inventory.js";
 import type { LegacyClass } from "../../migration/legacy-paths.js";
 import { moveLegacyStateDir } from "../../migration/layout.js";
@@ -156,6 +158,24 @@ function configFindings(plan: MigrationPlan): Finding[] {
   return findings;
 }
 
+/** An agent database that cannot be opened keeps its legacy sources in place on `--fix`: said before, with the remedy. */
+function brokenDatabaseFindings(ctx: CheckContext, plan: MigrationPlan): Finding[] {
+  const findings: Finding[] = [];
+  for (const b of findBrokenAgentDatabases(ctx.paths)) {
+    const waiting = plan.sources.filter((s) => s.targetDatabase === "agent" && s.agentId === b.agentId && s.action !== "skip");
+    if (waiting.length === 0) continue;
+    findings.push({
+      id: "legacy.agent-db-unreadable",
+      severity: "warning",
+      title: `${formatCount(waiting.length)} legacy source(s) of agent "${b.agentId}" stay in place: its database ${b.relativePath} cannot be opened (${b.reason})`,
+      detail: waiting.slice(0, ctx.verbose ? Infinity : 20).map((s) => s.relativePath).join("\n"),
+      fix: `\`doctor --fix\` migrates the other agents and leaves this database byte-identical (out of the backup archive, named there as skipped); ${b.remedy}.`,
+      path: b.path,
+    });
+  }
+  return findings;
+}
+
 function describeMigration(plan: MigrationPlan): string {
   const actionable = plan.sources.filter((s) => s.action !== "skip");
   const imports = actionable.filter((s) => s.action !== "already-imported");
@@ -203,12 +223,18 @@ export const legacyCheck: DoctorCheck = {
             ...(rctx.onProgress ? { onProgress: rctx.onProgress } : {}),
           });
           const t = run.totals;
-          const detail = `run ${run.runId} ${run.status}: ${t.imported} imported, ${t.alreadyImported} already imported, ${t.failed} failed, ${t.retired} retired${run.error ? ` — ${run.error}` : ""}`;
-          // Partial success is not success: one failed source fails the repair (exit 1).
-          return { detail, failed: run.status === "failed" || t.failed > 0, migration: run };
+          const unretired = unretiredOutcomes(run.sources).length;
+          const setAside = run.skippedDatabases ?? [];
+          const extra = [
+            unretired > 0 ? `${unretired} imported but not retired (left in place; the next --fix retires them)` : "",
+            setAside.length > 0 ? `${setAside.length} agent database(s) unreadable, left as they are: ${setAside.map((b) => b.relativePath).join(", ")}` : "",
+          ].filter(Boolean);
+          const detail = `run ${run.runId} ${run.status}: ${t.imported} imported, ${t.alreadyImported} already imported, ${t.failed} failed, ${t.retired} retired${extra.length > 0 ? `; ${extra.join("; ")}` : ""}${run.error ? ` — ${run.error}` : ""}`;
+          // Partial success is not success: a failed source, a source left in place or a database set aside fails the repair (exit 1).
+          return { detail, failed: run.status === "failed" || t.failed > 0 || unretired > 0 || setAside.length > 0, migration: run };
         },
       });
     }
-    return { findings: planFindings(plan, ctx.verbose), repairs, migrationPlan: plan };
+    return { findings: [...planFindings(plan, ctx.verbose), ...brokenDatabaseFindings(ctx, plan)], repairs, migrationPlan: plan };
   },
 };
