@@ -51,7 +51,8 @@ describe("a UTF-8 byte-order mark", () => {
     writeTranscript(path.join(stateDir, "agents/main/sessions"), "bom.jsonl", Buffer.concat([bom, Buffer.from(`${header("bom")}\n${message("a")}\n`)]));
     const { plan, run } = await migrate(paths);
     expect(plan!.sources[0]!.notes.join()).not.toMatch(/will fail/);
-    expect(run.status).toBe("completed");
+    // No index names it: imported as an orphan, whose warning is the only one.
+    expect(run.sources[0]).toMatchObject({ status: "warning", warnings: [expect.stringMatching(/^orphan transcript/)] });
     expect(rows(agentDbFile(paths), "SELECT seq FROM transcript_events WHERE session_id = 'bom' ORDER BY seq")).toEqual([{ seq: 0 }, { seq: 1 }]);
   });
 
@@ -79,7 +80,8 @@ describe("deeply nested JSON", () => {
     expect(deepOutcome).toMatchObject({ status: "failed", retired: null });
     expect(deepOutcome.reason).toMatch(/deep\.jsonl:2: JSON nested deeper than 1000 levels; the file was left in place/);
     expect(deepOutcome.reason).not.toMatch(/call stack/);
-    expect(run.sources.find((s) => s.relativePath.endsWith("fine.jsonl"))!.status).toBe("imported");
+    // Imported (as an orphan: no index names it, which is a warning of its own).
+    expect(run.sources.find((s) => s.relativePath.endsWith("fine.jsonl"))).toMatchObject({ status: "warning", warnings: [expect.stringMatching(/^orphan transcript/)] });
     expect(fs.existsSync(path.join(dir, "deep.jsonl"))).toBe(true);
   });
 
@@ -96,6 +98,7 @@ describe("deeply nested JSON", () => {
     const { paths, stateDir } = makeTempState();
     writeTranscript(path.join(stateDir, "agents/main/sessions"), "text.jsonl", `${header("text")}\n${JSON.stringify({ type: "message", id: "a", message: { role: "user", content: "[".repeat(5000) } })}\n`);
     const { run } = await migrate(paths);
-    expect(run.status).toBe("completed");
+    // Imported; its only warning is the orphan's (no index names it).
+    expect(run.sources[0]).toMatchObject({ status: "warning", warnings: [expect.stringMatching(/^orphan transcript/)] });
   });
 });

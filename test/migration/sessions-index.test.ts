@@ -83,7 +83,8 @@ describe("sessions.json parsing", () => {
     expect(failed.status).toBe("failed");
     expect(failed.reason).toMatch(/sessions\.json:3: invalid JSON: expected an object key \(read as JSON, JSONC and JSON5\); the file was left in place/);
     expect(fs.existsSync(index)).toBe(true);
-    expect(run.sources.filter((s) => s.kind === "transcript").map((s) => s.status)).toEqual(["imported", "imported"]);
+    // With the index failed nothing references them: both are imported as orphans, each a warning.
+    expect(run.sources.filter((s) => s.kind === "transcript").map((s) => s.status)).toEqual(["warning", "warning"]);
   });
 });
 

@@ -11,7 +11,7 @@ import { legacyCorpusState } from "../helpers/crash.js";
 import { agentDbFile, dumpState, migrate, rows } from "../helpers/migration.js";
 import { makeTempDir, makeTempState, repoRoot, runBin } from "../helpers/temp-state.js";
 
-const FIXTURES_WITH_TRANSCRIPTS = ["simple", "transcript-versions", "corrupt-middle-line", "truncated-last-line", "missing-header", "orphan-transcript", "old-layout"];
+const FIXTURES_WITH_TRANSCRIPTS = ["simple", "transcript-versions", "corrupt-middle-line", "truncated-last-line", "missing-header", "orphan-transcript", "index-header-mismatch", "old-layout"];
 
 /** What a run says about each source, minus what differs between two runs (ids, times, paths). */
 function outcomes(run: MigrationRunResult): unknown[] {

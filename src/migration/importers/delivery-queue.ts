@@ -8,6 +8,11 @@
 // entries sit in `failed/`. `<id>.delivered` is a message already sent (ack renamed the entry before
 // deleting it): nothing to import, the marker is retired with the others. Entries written before
 // lastAttemptAt existed get lastAttemptAt = enqueuedAt when they were retried (as the runtime does).
+//
+// A pending entry queued 72 h ago or more (OPENCLAW_STATE_DELIVERY_HOLD_HOURS), or whose enqueue time is missing or
+// in the future, is held for review, never deliverable: OpenClaw 2026.9.6's own doctor does not replay such an
+// entry (upstream #135191) — it keeps it out of the queue and retains the original for a human. Ours is a row with
+// status 'held' (no OpenClaw reader selects it); the format upgrade leaves it out of OpenClaw's queue the same way.
 import fs from "node:fs";
 import path from "node:path";
 import type { GlobalDatabase } from "../../state/state-databases.js";
@@ -25,6 +30,44 @@ export const QUEUES = [
 ] as const;
 
 const MARKER = ".delivered";
+
+/** OpenClaw 2026.9.6's age limit for replaying a legacy pending entry (LEGACY_DELIVERY_QUEUE_MAX_AGE_MS, 72 h). */
+export const DELIVERY_HOLD_AFTER_HOURS = 72;
+/** Overrides the age limit: a number of hours, 0 or more (0 holds every pending entry). */
+export const DELIVERY_HOLD_ENV = "OPENCLAW_STATE_DELIVERY_HOLD_HOURS";
+/** The design-v1 status of an entry held for review: never selected as deliverable (OpenClaw reads 'pending'). */
+export const HELD_STATUS = "held";
+
+const HOUR_MS = 3_600_000;
+
+export interface DeliveryHoldLimit {
+  hours: number;
+  ms: number;
+  /** Set when the variable was given but unusable: the default applies, and the import says so. */
+  problem: string | null;
+}
+
+/** The age from which a pending entry is held: OPENCLAW_STATE_DELIVERY_HOLD_HOURS when it is a number ≥ 0, else 72 h. */
+export function deliveryHoldLimit(env: NodeJS.ProcessEnv = process.env): DeliveryHoldLimit {
+  const raw = env[DELIVERY_HOLD_ENV]?.trim();
+  const fallback = { hours: DELIVERY_HOLD_AFTER_HOURS, ms: DELIVERY_HOLD_AFTER_HOURS * HOUR_MS };
+  if (raw === undefined || raw === "") return { ...fallback, problem: null };
+  const hours = Number(raw);
+  if (!Number.isFinite(hours) || hours < 0) {
+    return { ...fallback, problem: `${DELIVERY_HOLD_ENV}=${JSON.stringify(raw.slice(0, 40))} is not a number of hours (0 or more); the default ${DELIVERY_HOLD_AFTER_HOURS} h was used` };
+  }
+  return { hours, ms: hours * HOUR_MS, problem: null };
+}
+
+/** Why a pending entry must not be delivered as is, or null when it may (OpenClaw 2026.9.6's rule, the age configurable). */
+export function holdReason(enqueuedAt: number | null, now: number, limit: DeliveryHoldLimit): string | null {
+  if (enqueuedAt === null) return "no usable enqueuedAt (its age cannot be verified)";
+  if (enqueuedAt > now) return `enqueuedAt ${new Date(enqueuedAt).toISOString()} is in the future (its age cannot be verified)`;
+  const age = now - enqueuedAt;
+  if (age < limit.ms) return null;
+  const days = age / (24 * HOUR_MS);
+  return `pending since ${new Date(enqueuedAt).toISOString()} (${days >= 7 ? `${Math.floor(days)} days` : `${Math.floor(age / HOUR_MS)} h`}), at least ${limit.hours} h`;
+}
 
 interface QueueFile {
   queue: string;
@@ -68,13 +111,16 @@ function inspect(source: DetectedSource): SourceInspection {
     return { sha256, sizeBytes, records: 0, notes: [`stale delivered marker (${q.queue}): the message was already sent; nothing is imported and the marker is removed`] };
   }
   return inspectJsonSource(source, (value) => {
-    objectOf(source.path, value, "a queued delivery object");
-    return { records: 1, notes: q.failed ? [`failed entry of ${q.queue}`] : [] };
+    const entry = objectOf(source.path, value, "a queued delivery object");
+    if (q.failed) return { records: 1, notes: [`failed entry of ${q.queue}`] };
+    // The import decides again with its own clock; the plan says what it expects.
+    const hold = holdReason(epochMs(entry.enqueuedAt), Date.now(), deliveryHoldLimit());
+    return { records: 1, notes: hold === null ? [] : [`will be held for review, not delivered: ${hold}`] };
   });
 }
 
 /** The typed columns of one entry (routing from the session queue's route/deliveryContext when present). */
-export function entryRow(queue: string, failed: boolean, id: string, entry: Obj, mtime: number): Record<string, unknown> {
+export function entryRow(queue: string, failed: boolean, id: string, entry: Obj, mtime: number, held = false): Record<string, unknown> {
   const route = obj(entry.route) ?? obj(entry.deliveryContext) ?? {};
   const retryCount = int(entry.retryCount) ?? 0;
   const enqueuedAt = epochMs(entry.enqueuedAt);
@@ -82,7 +128,7 @@ export function entryRow(queue: string, failed: boolean, id: string, entry: Obj,
   return {
     queue_name: queue,
     id,
-    status: failed ? "failed" : "pending",
+    status: failed ? "failed" : held ? HELD_STATUS : "pending",
     entry_kind: str(entry.kind),
     session_key: str(entry.sessionKey) ?? str(obj(entry.session)?.key) ?? str(obj(entry.mirror)?.sessionKey),
     channel: str(entry.channel) ?? str(route.channel),
@@ -113,18 +159,28 @@ function importEntry(db: GlobalDatabase, source: PlannedSource): ImportCounts {
   const entry = objectOf(source.path, value, "a queued delivery object");
   const stem = path.basename(source.path, ".json");
   const id = idText(entry.id) ?? stem;
-  const row = entryRow(q.queue, q.failed, id, entry, Math.trunc(fs.statSync(source.path).mtimeMs));
+  const limit = deliveryHoldLimit();
+  const hold = q.failed ? null : holdReason(epochMs(entry.enqueuedAt), Date.now(), limit);
+  const row = entryRow(q.queue, q.failed, id, entry, Math.trunc(fs.statSync(source.path).mtimeMs), hold !== null);
   db.prepare(
     `INSERT INTO delivery_queue_entries (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")}) ON CONFLICT (queue_name, id) DO UPDATE SET ${COLUMNS.filter((c) => c !== "queue_name" && c !== "id").map((c) => `${c} = excluded.${c}`).join(", ")}`,
   ).run(...COLUMNS.map((c) => row[c]));
   const notes = idText(entry.id) === null ? [`no id in the entry: the file name ${stem} is its id`] : id !== stem ? [`entry id ${id} differs from the file name ${stem}: the entry's id is used`] : [];
-  return { records: 1, rows: { delivery_queue_entries: 1 }, skipped: 0, warnings: [], notes, expect: { queue: q.queue, id, status: String(row.status) } };
+  const warnings: string[] = [];
+  if (limit.problem !== null && !q.failed) warnings.push(limit.problem);
+  if (hold !== null) {
+    // A warning, as OpenClaw's own doctor gives: someone must decide whether this message should still go out.
+    warnings.push(`held for review, not delivered: ${q.queue} entry ${id} is ${hold}; imported with status '${HELD_STATUS}', the whole entry kept (the file is retired as usual: under migrated/<run>/, or in the pre-migration backup with --remove-sources). Review it and send a new message if it still matters; do not put it back in the queue.`);
+  }
+  return { records: 1, rows: { delivery_queue_entries: 1 }, skipped: 0, warnings, notes, expect: { queue: q.queue, id, status: String(row.status), held: hold === null ? 0 : 1 } };
 }
 
 function verify(db: GlobalDatabase, _source: PlannedSource, expected: ImportCounts): string | null {
   if (expected.expect.marker) return null;
   const status = db.prepare("SELECT status FROM delivery_queue_entries WHERE queue_name = ? AND id = ?").pluck().get(expected.expect.queue, expected.expect.id) as string | undefined;
-  return status === undefined ? `delivery queue entry ${String(expected.expect.queue)}/${String(expected.expect.id)} is missing after commit` : null;
+  if (status === undefined) return `delivery queue entry ${String(expected.expect.queue)}/${String(expected.expect.id)} is missing after commit`;
+  // A held entry that came out deliverable would be sent on reconnect: checked, not assumed.
+  return status === expected.expect.status ? null : `delivery queue entry ${String(expected.expect.queue)}/${String(expected.expect.id)} has status '${status}' after commit, expected '${String(expected.expect.status)}'`;
 }
 
 export const deliveryQueueImporter: GlobalSourceImporter = {

@@ -112,8 +112,32 @@ function looksLikeRunEvent(line: string): boolean {
   }
 }
 
-/** Duplicate session ids within an agent, and transcripts no index in this plan references. */
+/**
+ * The session a transcript belongs to, from what the plan's indexes reference: its header id; else its file name,
+ * when an index entry names the file's session and the header says otherwise (OpenClaw resolves an entry's
+ * transcript by file name and imports it under the entry's session id); else nothing (an orphan).
+ */
+function linkedSessionId(s: PlannedSource, referenced: Set<string> | undefined): { sessionId: string; linkedFrom?: string } | null {
+  const headerId = s.sessionId!;
+  if (referenced?.has(headerId)) return { sessionId: headerId };
+  const stem = fileStem(s.path);
+  if (stem !== headerId && referenced?.has(stem)) return { sessionId: stem, linkedFrom: headerId };
+  return null;
+}
+
+/** Index links, duplicate session ids within an agent, and transcripts nothing in this plan references. */
 function finalize(own: PlannedSource[], facts: PlanFacts): void {
+  const orphans = new Set<PlannedSource>();
+  for (const s of own) {
+    if (s.action === "skip" || !s.sessionId) continue;
+    // Detected from an agent's sessions dir: always has an agent.
+    const link = linkedSessionId(s, facts.referencedSessionIds.get(s.agentId!));
+    if (link === null) orphans.add(s);
+    else if (link.linkedFrom !== undefined) {
+      s.notes.push(`linked by file name: an index references session ${link.sessionId} (this file's name) while the header id is ${link.linkedFrom}; imported into session ${link.sessionId}, the stored header's id rewritten to it`);
+      s.sessionId = link.sessionId;
+    }
+  }
   const groups = new Map<string, PlannedSource[]>();
   for (const s of own) {
     if (s.action === "skip" || !s.sessionId) continue;
@@ -142,14 +166,16 @@ function finalize(own: PlannedSource[], facts: PlanFacts): void {
       }
     }
   }
-  for (const s of own) {
-    if (s.action === "skip" || !s.sessionId) continue;
-    // Detected from an agent's sessions dir: always has an agent.
-    const agentId = s.agentId!;
-    if (!facts.referencedSessionIds.get(agentId)?.has(s.sessionId)) {
-      s.notes.push(`orphan: no session index in this plan references session ${s.sessionId}; it gets the sessions row ${orphanSessionKey(agentId, s.sessionId)} unless the database already has the session`);
-    }
+  for (const s of orphans) {
+    if (s.action === "skip") continue;
+    const stem = fileStem(s.path);
+    s.notes.push(`orphan: no session index in this plan references session ${s.sessionId}${stem !== s.sessionId ? ` or the file name ${stem}` : ""}; it gets the sessions row ${orphanSessionKey(s.agentId!, s.sessionId!)} (a warning) unless the database already has the session`);
   }
+}
+
+/** The header line as stored under another session id: its `id` becomes that id (what OpenClaw 2026.9.6 stores). */
+function headerUnder(json: string, sessionId: string): string {
+  return JSON.stringify({ ...(JSON.parse(json) as Obj), id: sessionId });
 }
 
 function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentImportContext): ImportCounts {
@@ -185,6 +211,9 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
   };
 
   let sessionId = "";
+  let headerId = "";
+  /** Set when the transcript is attached by its file name to an indexed session whose id its header does not carry. */
+  let linkedKey: string | null = null;
   let reimport = false;
   let orphan = false;
   let seq = 0;
@@ -195,10 +224,22 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
 
   const sink: TranscriptLineSink = {
     header(line) {
-      sessionId = line.sessionId ?? fileStem(file);
-      if (source.sessionId && source.sessionId !== sessionId) throw changedError(source);
+      const stem = fileStem(file);
+      headerId = line.sessionId ?? stem;
+      // The plan named the header id, or the file name when an index links the file by its name.
+      if (source.sessionId && source.sessionId !== headerId && source.sessionId !== stem) throw changedError(source);
+      sessionId = headerId;
       if (line.timestamp !== null) lastTs = line.timestamp;
-      const key = sessionKeyOf.get(sessionId) as string | undefined;
+      let key = sessionKeyOf.get(sessionId) as string | undefined;
+      if (key === undefined && stem !== headerId) {
+        // Nothing knows the header id, but an indexed session is named like the file: the history is that session's.
+        const byName = sessionKeyOf.get(stem) as string | undefined;
+        if (byName !== undefined && !isOrphanSessionKey(byName)) {
+          sessionId = stem;
+          key = byName;
+          linkedKey = byName;
+        }
+      }
       if (key === undefined) {
         // An unreferenced transcript is data, never garbage: it gets a placeholder session row.
         orphan = true;
@@ -207,7 +248,7 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
         orphan = isOrphanSessionKey(key);
       }
       reimport = hasEvents.get(sessionId) !== undefined;
-      insertEvent.run(sessionId, 0, line.json, lastTs);
+      insertEvent.run(sessionId, 0, linkedKey === null ? line.json : headerUnder(line.json, sessionId), lastTs);
       if (reimport) clearIdentityAt.run(sessionId, 0);
       else newRows = new NewSessionRows(db, sessionId, file, warn);
       seq = 1;
@@ -268,7 +309,14 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
   for (const w of normalizerWarnings) warn(w);
   if (orphan) {
     db.prepare("UPDATE sessions SET updated_at = max(updated_at, ?) WHERE session_id = ?").run(lastTs, sessionId);
-    notes.push(`orphan transcript: no session index references session ${sessionId}; stored under ${orphanSessionKey(ctx.agentId, sessionId)}`);
+    // Always a warning: a history nothing points at is one the operator may be looking for under another key.
+    const stem = fileStem(file);
+    warnings.push(
+      `orphan transcript: no session index references session ${sessionId}${stem !== sessionId ? ` or the file name ${stem}` : ""}; stored under ${orphanSessionKey(ctx.agentId, sessionId)} (an index imported later takes it over)`,
+    );
+  }
+  if (linkedKey !== null) {
+    notes.push(`${file}: header id ${headerId} differs from the file name; attached to the indexed session ${sessionId} (${linkedKey}), as OpenClaw 2026.9.6 does, and the stored header's id is ${sessionId}`);
   }
   if (extraWarnings > 0) warnings.push(`… and ${extraWarnings} more warning(s)`);
   return {

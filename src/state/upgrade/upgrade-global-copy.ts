@@ -35,6 +35,29 @@ export const SAME_MEANING_TABLES = [
   "macos_port_guardian_records",
 ] as const;
 
+/**
+ * The design-v1 status of a delivery entry held for review (src/migration/importers/delivery-queue.ts). OpenClaw
+ * 2026.9.6 has no such status: its doctor holds a stale legacy entry by keeping it out of `delivery_queue_entries`
+ * and retaining the original for review, so a held row is not copied — it stays in the kept design-v1 file, its
+ * source file under migrated/<run>/.
+ */
+export const DELIVERY_HELD_STATUS = "held";
+
+/** Held delivery rows, set aside before the copy: counted and named, never put in OpenClaw's queue. */
+function withoutHeldDeliveries(ctx: GlobalUpgradeContext, table: string, rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  if (table !== "delivery_queue_entries") return rows;
+  const held = rows.filter((r) => r.status === DELIVERY_HELD_STATUS);
+  if (held.length === 0) return rows;
+  bump(ctx.unmapped, table, held.length);
+  const named = held.slice(0, 5).map((r) => `${String(r.queue_name)}/${String(r.id)}`).join(", ");
+  note(
+    ctx,
+    "global.delivery.held",
+    `${table}: ${held.length} entr${held.length === 1 ? "y" : "ies"} held for review (${named}${held.length > 5 ? ", …" : ""}) left out of OpenClaw's queue, as OpenClaw 2026.9.6 holds a stale legacy entry, so it is never sent; they stay in the design-v1 file (and their source files where the migration retired them).`,
+  );
+  return rows.filter((r) => r.status !== DELIVERY_HELD_STATUS);
+}
+
 /** Type changes where SQLite's STRICT conversion keeps the value exactly (an integer stored in a REAL column). */
 const SAFE_TYPE_CHANGES = new Set(["INTEGER>REAL"]);
 
@@ -44,7 +67,7 @@ function columns(handle: GlobalUpgradeContext["src"], table: string): ColumnInfo
 
 export function copySameMeaningTable(ctx: GlobalUpgradeContext, table: string): void {
   if (!ctx.sourceTables.has(table)) return;
-  const rows = readAll(ctx, table);
+  const rows = withoutHeldDeliveries(ctx, table, readAll(ctx, table));
   if (rows.length === 0) return;
   const src = new Map(columns(ctx.src, table).map((c) => [c.name, c]));
   const dst = columns(ctx.dst, table);

@@ -93,8 +93,12 @@ describe("upgradeGlobalDb", () => {
     for (const table of ["plugin_state_entries", "channel_pairing_allow_entries", "config_health_entries", "delivery_queue_entries", "subagent_runs", "sandbox_registry_entries", "exec_approvals_config"]) {
       const n = cli<{ n: number }>(source, `SELECT count(*) AS n FROM ${table}`)[0]!.n;
       expect(n, table).toBeGreaterThan(0);
-      expect(cli<{ n: number }>(target, `SELECT count(*) AS n FROM ${table}`)[0]!.n, table).toBe(n);
+      // A delivery entry held for review (the fixture's was queued in 2026-01, long past 72 h) stays out of OpenClaw's queue.
+      const held = table === "delivery_queue_entries" ? cli<{ n: number }>(source, "SELECT count(*) AS n FROM delivery_queue_entries WHERE status = 'held'")[0]!.n : 0;
+      expect(cli<{ n: number }>(target, `SELECT count(*) AS n FROM ${table}`)[0]!.n, table).toBe(n - held);
     }
+    expect(cli(source, "SELECT id, status FROM delivery_queue_entries")).toEqual([{ id: "d-1", status: "held" }]);
+    expect(result.notes.find((n) => n.code === "global.delivery.held")?.message).toMatch(/^delivery_queue_entries: 1 entry held for review \(outbound-delivery\/d-1\)/);
     const agentDbs = cli(target, "SELECT agent_id, path, schema_version FROM agent_databases");
     expect(agentDbs).toEqual([{ agent_id: "main", path: "agents/main/agent/openclaw-agent.sqlite", schema_version: 23 }]);
     for (const [table, n] of Object.entries(result.unmapped)) {
@@ -102,7 +106,7 @@ describe("upgradeGlobalDb", () => {
       expect(result.notes.some((note) => note.message.startsWith(`${table}:`)), table).toBe(true);
     }
     // OpenClaw 2026.9.6 discards commitments and orphan node pairings itself; everything else has its place.
-    expect(result.unmapped).toMatchObject({ commitments: 1, node_pairing_entries: 1 });
+    expect(result.unmapped).toMatchObject({ commitments: 1, node_pairing_entries: 1, delivery_queue_entries: 1 });
     expect(result.unmapped.current_conversation_bindings).toBeUndefined();
     expect(result.unmapped.device_pairing_entries).toBeUndefined();
     expect(cli(target, "PRAGMA foreign_key_check")).toEqual([]);
