@@ -6,11 +6,11 @@
 // this path, or, without such a row, the whole archive verifies. Everything else is "not ours, kept" with the
 // reason: an operator's renamed copy, a manifest-only stub, another state dir's archive, a foreign file.
 //
-// The pre-migration role is not recorded in the manifest (schemaVersion 1 has no such field), so it is read from
-// the manifest's content: `takePreMigrationBackup` always writes a verified archive of the state with workspaces
-// left out and no config-only/dry-run option. That fingerprint (union with the migration_runs references when
-// the ledger reads) protects it with no ledger at all. A `backup create --no-include-workspace` archive has the
-// same fingerprint and is kept too: the safe direction; `--include-migration-backups` lets the rules decide.
+// The pre-migration role is the manifest's `options.purpose` ("pre-migration", written by takePreMigrationBackup).
+// Manifests written before that field existed are read by their content instead: a verified archive of the state
+// with workspaces left out and no config-only/dry-run option (a `backup create --no-include-workspace` archive of
+// that era looks the same and is kept too: the safe direction). Either way, with the migration_runs references when
+// the ledger reads, it is protected with no ledger at all; `--include-migration-backups` lets the rules decide.
 import fs from "node:fs";
 import path from "node:path";
 import { describeError } from "../core/errors.js";
@@ -80,7 +80,10 @@ export async function readLedgerView(paths: StatePaths): Promise<LedgerView> {
 /** The manifest fingerprint of the archive `takePreMigrationBackup` writes (see the header). */
 function preMigrationByManifest(a: FoundArchive): boolean {
   const o = a.options;
-  return o !== null && o.verify && !o.includeWorkspace && !o.onlyConfig && !o.dryRun && a.hasStateAsset === true;
+  if (o === null) return false;
+  // Written since the manifest records why: exact. Before: the fingerprint of takePreMigrationBackup's archive.
+  if (o.purpose !== undefined) return o.purpose === "pre-migration";
+  return o.verify && !o.includeWorkspace && !o.onlyConfig && !o.dryRun && a.hasStateAsset === true;
 }
 
 function manifestProblem(a: FoundArchive, stateDir: string): string | null {

@@ -12,7 +12,7 @@ import { planAssets, type AssetPlan } from "./asset-plan.js";
 import type { Compression } from "./compression.js";
 import { findReuseCandidates, type LedgerReuseRow, type ReuseRefusal, type ReuseRecord, type ReuseSearch } from "./snapshot-reuse.js";
 import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js";
-import type { BackupAsset, BackupManifest, BackupProgressEvent, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
+import type { BackupAsset, BackupManifest, BackupProgressEvent, BackupPurpose, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
 import { archiveOrder, walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
 import { publishNoClobber, writeArchive } from "./write-archive.js";
@@ -47,6 +47,8 @@ export interface CreateBackupOptions {
    * manifest's `skipped` with its reason and in the warnings.
    */
   setAside?: ReadonlyArray<{ path: string; reason: string }>;
+  /** Why the archive is taken, recorded in the manifest (default "backup"): prune keeps pre-migration archives by it. */
+  purpose?: BackupPurpose;
   onProgress?: (event: BackupProgressEvent) => void;
 }
 
@@ -111,7 +113,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   const createdAt = new Date();
   const dryRun = Boolean(options.dryRun);
   const verify = options.verify !== false;
-  const manifestOptions = { onlyConfig: Boolean(options.onlyConfig), includeWorkspace: options.includeWorkspace !== false, verify, dryRun };
+  const manifestOptions = { onlyConfig: Boolean(options.onlyConfig), includeWorkspace: options.includeWorkspace !== false, verify, dryRun, purpose: options.purpose ?? "backup" };
   options.onProgress?.({ phase: "plan", bytesDone: 0 });
 
   const recordFailure = async (archivePath: string | null, error: unknown): Promise<void> => {

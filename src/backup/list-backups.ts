@@ -8,7 +8,7 @@ import { isOpenclawStateError } from "../core/errors.js";
 import { ARCHIVE_NAME_PATTERN, sniffCompression, type Compression } from "./compression.js";
 import { scanPreRestoreCopies, type PreRestoreCopy } from "./pre-restore-copies.js";
 import { ArchiveProblem, readArchiveManifest } from "./read-archive.js";
-import type { BackupManifest } from "./types.js";
+import { BACKUP_PURPOSES, type BackupManifest } from "./types.js";
 
 export interface ListBackupsOptions {
   paths: StatePaths;
@@ -107,7 +107,8 @@ export async function scanBackupDir(dir: string): Promise<FoundArchive[]> {
       // `options` is not part of the validated contract: read it field by field, a hostile value counts as false.
       const raw: unknown = manifest.options;
       const opts = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
-      const options = { onlyConfig: opts.onlyConfig === true, includeWorkspace: opts.includeWorkspace === true, verify: opts.verify === true, dryRun: opts.dryRun === true };
+      const purpose = BACKUP_PURPOSES.find((p) => p === opts.purpose);
+      const options = { onlyConfig: opts.onlyConfig === true, includeWorkspace: opts.includeWorkspace === true, verify: opts.verify === true, dryRun: opts.dryRun === true, ...(purpose ? { purpose } : {}) };
       const t = Date.parse(manifest.createdAt);
       Object.assign(item, {
         manifestOk: true,

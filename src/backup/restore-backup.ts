@@ -347,7 +347,7 @@ async function backupCurrentState(plan: RestorePlan, paths: StatePaths, warnings
   }
   const { createBackup } = await import("./create-backup.js");
   try {
-    const backup = await createBackup({ paths, verify: true });
+    const backup = await createBackup({ paths, verify: true, purpose: "pre-restore" });
     return { archivePath: backup.archivePath, verified: backup.verified };
   } catch (error) {
     throw new OperationError("pre_restore_backup_failed", `The backup of the current state (--backup) failed: ${describeError(error).replace(/\.$/, "")}; nothing was restored.`, { cause: error });

@@ -86,6 +86,13 @@ export interface ManifestSourceState {
   header: { changeCounter: number; schemaVersion: number } | null;
 }
 
+/**
+ * Why an archive was taken, recorded so that prune can protect an archive by what it is rather than by how it looks
+ * (absent in manifests written before this field: prune then falls back to the old fingerprint).
+ */
+export const BACKUP_PURPOSES = ["backup", "pre-migration", "pre-restore", "pre-reset"] as const;
+export type BackupPurpose = (typeof BACKUP_PURPOSES)[number];
+
 export interface BackupManifest {
   schemaVersion: typeof MANIFEST_SCHEMA_VERSION;
   format: typeof MANIFEST_FORMAT;
@@ -95,7 +102,7 @@ export interface BackupManifest {
   tool: { name: string; version: string };
   platform: { os: string; arch: string; release: string };
   nodeVersion: string;
-  options: { onlyConfig: boolean; includeWorkspace: boolean; verify: boolean; dryRun: boolean };
+  options: { onlyConfig: boolean; includeWorkspace: boolean; verify: boolean; dryRun: boolean; purpose?: BackupPurpose };
   paths: { homeDir: string; stateDir: string; configPath: string; credentialsDir: string; backupDir: string };
   assets: BackupAsset[];
   skipped: SkippedItem[];

@@ -27,6 +27,7 @@ export const takePreMigrationBackup: PreMigrationBackupFn = async (options) => {
     verify: true,
     // The migration never touches workspaces (the user's own files); the state, config and credentials are archived.
     includeWorkspace: false,
+    purpose: "pre-migration",
     ...(options.setAside && options.setAside.length > 0 ? { setAside: options.setAside } : {}),
     onProgress: (e) => options.onProgress?.({ phase: e.phase, bytesDone: e.bytesDone, bytesTotal: e.bytesTotal ?? 0 }),
   });

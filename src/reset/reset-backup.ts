@@ -10,6 +10,6 @@ export interface ResetBackupInfo {
 
 export async function takeResetBackup(paths: StatePaths): Promise<ResetBackupInfo> {
   // Workspaces included: `full` may remove the ones inside the state dir, and the archive is the only way back.
-  const result = await createBackup({ paths, verify: true, includeWorkspace: true });
+  const result = await createBackup({ paths, verify: true, includeWorkspace: true, purpose: "pre-reset" });
   return { archivePath: result.archivePath, verified: result.status === "completed" && result.verified };
 }

@@ -183,6 +183,17 @@ describe("backup prune: pre-migration archives without a readable ledger", () =>
     expect(fs.readFileSync(state.paths.globalDbPath)).toEqual(corrupt);
   });
 
+  it("the manifest's purpose decides: an ordinary --no-include-workspace archive is not taken for a pre-migration one", async () => {
+    const { state, pre } = await withPreMigration();
+    expect(manifestOf(readRawEntries(pre)).options).toMatchObject({ purpose: "pre-migration", includeWorkspace: false });
+    const plain = await createBackup({ paths: state.paths, verify: true, includeWorkspace: false });
+    expect(manifestOf(readRawEntries(plain.archivePath)).options).toMatchObject({ purpose: "backup", includeWorkspace: false });
+    dropGlobalDb(state);
+    const dry = await pruneBackups({ paths: state.paths, policy: { last: 1 }, dryRun: true });
+    expect(dry.kept.find((k) => k.archivePath === pre)?.reasons).toEqual(["pre-migration backup (by its manifest)"]);
+    expect(dry.kept.find((k) => k.archivePath === plain.archivePath)?.preMigration).toBe(false);
+  });
+
   it("with a readable ledger the migration run's reference and the manifest both protect it", async () => {
     const { state, pre } = await withPreMigration();
     const db = openGlobalDatabase(state.paths, { mode: "write" });
