@@ -7,12 +7,33 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError } from "../core/errors.js";
-import { preRestoreCopies, PRE_RESTORE_MARKER } from "../doctor/checks/restore-leftover-check.js";
 import { checkOwnedPath, UnsafeOwnedPathError } from "../state/owned-path.js";
 import type { StatePaths } from "../state/paths.js";
 import { fsyncDir } from "../state/private-fs.js";
 import { readConfiguredWorkspaces } from "./config-workspaces.js";
 import { FUTURE_SKEW_MS, parseRetentionDuration, subtractDuration } from "./retention.js";
+
+export const PRE_RESTORE_MARKER = ".pre-restore-";
+
+/** Names beside `dest` (in its parent dir) that `keep` accepts, sorted, as full paths. */
+export function siblings(dest: string, keep: (name: string) => boolean): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(path.dirname(dest));
+  } catch {
+    return [];
+  }
+  return names
+    .filter(keep)
+    .sort()
+    .map((n) => path.join(path.dirname(dest), n));
+}
+
+/** Previous copies of `dest` kept by a restore, newest first (the stamp sorts as time). */
+export function preRestoreCopies(dest: string): string[] {
+  const base = `${path.basename(dest)}${PRE_RESTORE_MARKER}`;
+  return siblings(dest, (n) => n.startsWith(base)).reverse();
+}
 
 export interface PreRestoreCopy {
   path: string;
@@ -49,16 +70,28 @@ export function preRestoreStamp(name: string, dest: string): number | null {
 }
 
 /** Every path a restore replaces (and so may keep a copy of), duplicates removed. */
-function restoreTargets(paths: StatePaths): string[] {
-  const workspaces = readConfiguredWorkspaces(paths).workspaces.map((w) => w.path);
-  return [...new Set([paths.stateDir, paths.configPath, paths.credentialsDir, ...workspaces].map((p) => path.resolve(p)))];
+/**
+ * Every path a restore may replace: the state dir, config and credentials, the configured
+ * workspaces, and the real state dir when the state dir is a link (restore keeps the copy beside the real one).
+ */
+export function restoreDestinations(paths: StatePaths): string[] {
+  // Config and credentials even inside the state dir: a restore of an archive holding them as their own assets
+  // keeps their copies beside them there.
+  const targets = [paths.stateDir, paths.configPath, paths.credentialsDir];
+  for (const w of readConfiguredWorkspaces(paths).workspaces) targets.push(w.path);
+  try {
+    targets.push(fs.realpathSync(paths.stateDir));
+  } catch {
+    // Missing: nothing to resolve.
+  }
+  return [...new Set(targets.map((t) => path.resolve(t)))];
 }
 
 /** The copies restores kept, newest first; never follows a link (a copy that is a link or a FIFO is not ours). */
 export function scanPreRestoreCopies(paths: StatePaths): PreRestoreScan {
   const scan: PreRestoreScan = { copies: [], notOurs: [] };
   const seen = new Set<string>();
-  for (const dest of restoreTargets(paths)) {
+  for (const dest of restoreDestinations(paths)) {
     for (const copy of preRestoreCopies(dest)) {
       if (seen.has(copy)) continue;
       seen.add(copy);

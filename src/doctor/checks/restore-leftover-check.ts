@@ -2,35 +2,13 @@
 // renames (error, --fix moves the copy back), and the `.<name>.restore-*` staging copies a killed restore leaves.
 import fs from "node:fs";
 import path from "node:path";
-import { readConfiguredWorkspaces } from "../../backup/config-workspaces.js";
+import { PRE_RESTORE_MARKER, preRestoreCopies, restoreDestinations, siblings } from "../../backup/pre-restore-copies.js";
 import { parseStagingName } from "../../backup/restore-swap.js";
 import { checkOwnedPath } from "../../state/owned-path.js";
 import { isPathInside } from "../../state/paths.js";
 import { pidAlive } from "../../state/pid-alive.js";
 import { fsyncDir, pathExists } from "../../state/private-fs.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding, Repair } from "../types.js";
-
-export const PRE_RESTORE_MARKER = ".pre-restore-";
-
-/** Names beside `dest` (in its parent dir) that `keep` accepts, sorted, as full paths. */
-function siblings(dest: string, keep: (name: string) => boolean): string[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(path.dirname(dest));
-  } catch {
-    return [];
-  }
-  return names
-    .filter(keep)
-    .sort()
-    .map((n) => path.join(path.dirname(dest), n));
-}
-
-/** Previous copies of `dest` kept by a restore, newest first (the stamp sorts as time). */
-export function preRestoreCopies(dest: string): string[] {
-  const base = `${path.basename(dest)}${PRE_RESTORE_MARKER}`;
-  return siblings(dest, (n) => n.startsWith(base)).reverse();
-}
 
 /** The restore stamp in a kept copy's name (`<name>.pre-restore-<stamp>[-n]`), or null. */
 function copyStamp(dest: string, copy: string): string | null {
@@ -112,29 +90,12 @@ function interruptedCopy(dest: string, copies: readonly string[]): string | null
   }) ?? null;
 }
 
-/** Every path a restore may replace: the state dir, config and credentials (when outside it), the configured workspaces. */
-function restoreDestinations(ctx: CheckContext): string[] {
-  const { paths } = ctx;
-  const targets = [paths.stateDir];
-  for (const p of [paths.configPath, paths.credentialsDir]) if (!isPathInside(paths.stateDir, p)) targets.push(p);
-  for (const w of readConfiguredWorkspaces(paths).workspaces) targets.push(w.path);
-  // Restore keeps the copy beside the real state dir: when the state dir is a link, look there too.
-  let real: string | null = null;
-  try {
-    real = fs.realpathSync(paths.stateDir);
-  } catch {
-    // Missing: nothing to resolve.
-  }
-  if (real) targets.push(real);
-  return [...new Set(targets.map((t) => path.resolve(t)))];
-}
-
 export const restoreLeftoverCheck: DoctorCheck = {
   id: "restore",
   run(ctx: CheckContext): CheckResult {
     const findings: Finding[] = [];
     const repairs: Repair[] = [];
-    const targets = restoreDestinations(ctx);
+    const targets = restoreDestinations(ctx.paths);
     for (const dest of targets) {
       const copies = preRestoreCopies(dest);
       if (copies.length === 0) continue;
