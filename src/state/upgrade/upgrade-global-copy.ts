@@ -58,6 +58,16 @@ function withoutHeldDeliveries(ctx: GlobalUpgradeContext, table: string, rows: A
   return rows.filter((r) => r.status !== DELIVERY_HELD_STATUS);
 }
 
+/**
+ * Keys whose spelling differs between the formats: the design-v1 singleton row of exec approvals is `default`;
+ * 2026.9.6 reads and writes only `config_key = 'current'` (its EXEC_APPROVALS_CONFIG_KEY), so a row under any other
+ * key would be invisible to its runtime.
+ */
+function withOpenclawKeys(table: string, rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  if (table !== "exec_approvals_config") return rows;
+  return rows.map((r) => (r.config_key === "default" ? { ...r, config_key: "current" } : r));
+}
+
 /** Type changes where SQLite's STRICT conversion keeps the value exactly (an integer stored in a REAL column). */
 const SAFE_TYPE_CHANGES = new Set(["INTEGER>REAL"]);
 
@@ -67,7 +77,7 @@ function columns(handle: GlobalUpgradeContext["src"], table: string): ColumnInfo
 
 export function copySameMeaningTable(ctx: GlobalUpgradeContext, table: string): void {
   if (!ctx.sourceTables.has(table)) return;
-  const rows = withoutHeldDeliveries(ctx, table, readAll(ctx, table));
+  const rows = withOpenclawKeys(table, withoutHeldDeliveries(ctx, table, readAll(ctx, table)));
   if (rows.length === 0) return;
   const src = new Map(columns(ctx.src, table).map((c) => [c.name, c]));
   const dst = columns(ctx.dst, table);

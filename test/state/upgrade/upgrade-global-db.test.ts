@@ -98,6 +98,9 @@ describe("upgradeGlobalDb", () => {
       expect(cli<{ n: number }>(target, `SELECT count(*) AS n FROM ${table}`)[0]!.n, table).toBe(n - held);
     }
     expect(cli(source, "SELECT id, status FROM delivery_queue_entries")).toEqual([{ id: "d-1", status: "held" }]);
+    // OpenClaw 2026.9.6 reads exec approvals only under config_key 'current' (design-v1 wrote 'default').
+    expect(cli(source, "SELECT config_key FROM exec_approvals_config")).toEqual([{ config_key: "default" }]);
+    expect(cli(target, "SELECT config_key FROM exec_approvals_config")).toEqual([{ config_key: "current" }]);
     expect(result.notes.find((n) => n.code === "global.delivery.held")?.message).toMatch(/^delivery_queue_entries: 1 entry held for review \(outbound-delivery\/d-1\)/);
     const agentDbs = cli(target, "SELECT agent_id, path, schema_version FROM agent_databases");
     expect(agentDbs).toEqual([{ agent_id: "main", path: "agents/main/agent/openclaw-agent.sqlite", schema_version: 23 }]);
