@@ -16,6 +16,7 @@
 // doubt means a fresh snapshot, never a failed backup.
 import fs from "node:fs";
 import { describeError } from "../core/errors.js";
+import { readLeadingBytes } from "../core/safe-read.js";
 import { sha256OfRange } from "./hash-range.js";
 import { sniffCompression, type Compression } from "./compression.js";
 import type { WrittenSegment } from "./parallel-compress.js";
@@ -49,22 +50,9 @@ export interface ReuseRecord {
 
 /** The main file header's change counter (offset 24) and schema version (user_version, offset 60); null when unreadable. */
 function readHeader(dbPath: string): ManifestSourceState["header"] {
-  let fd: number;
-  try {
-    fd = fs.openSync(dbPath, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
-  } catch {
-    return null;
-  }
-  try {
-    if (!fs.fstatSync(fd).isFile()) return null;
-    const buf = Buffer.alloc(100);
-    if (fs.readSync(fd, buf, 0, 100, 0) !== 100 || !buf.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) return null;
-    return { changeCounter: buf.readUInt32BE(24), schemaVersion: buf.readUInt32BE(60) };
-  } catch {
-    return null;
-  } finally {
-    fs.closeSync(fd);
-  }
+  const buf = readLeadingBytes(dbPath, 100);
+  if (!buf || buf.length !== 100 || !buf.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) return null;
+  return { changeCounter: buf.readUInt32BE(24), schemaVersion: buf.readUInt32BE(60) };
 }
 
 export function sourceFingerprint(dbPath: string): SourceFingerprint {

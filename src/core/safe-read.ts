@@ -128,3 +128,25 @@ function readAll(fd: number, sizeHint: number, maxBytes: number | undefined): Bu
 export function readRegularTextSync(file: string, options: SafeReadOptions = {}): string {
   return readRegularFileSync(file, options).toString("utf8");
 }
+
+/**
+ * Up to `n` leading bytes of a regular file, opened without following a final link and without blocking (a FIFO
+ * or device swapped in is refused by fstat after the open); null when it is not a regular file or cannot be read.
+ */
+export function readLeadingBytes(file: string, n: number): Buffer | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
+  } catch {
+    return null;
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) return null;
+    const buf = Buffer.alloc(n);
+    return buf.subarray(0, fs.readSync(fd, buf, 0, n, 0));
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}

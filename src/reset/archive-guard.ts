@@ -2,6 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, isOpenclawStateError } from "../core/errors.js";
+import { readLeadingBytes } from "../core/safe-read.js";
 import { ARCHIVE_NAME_PATTERN } from "../backup/compression.js";
 import { readArchiveManifest } from "../backup/read-archive.js";
 import { isPathInside } from "../state/paths.js";
@@ -42,26 +43,6 @@ function isSkippableFrame(b: Buffer): boolean {
 
 export const DEFAULT_MAX_READS = 2000;
 
-/** The first bytes of a regular file, opened without blocking (a FIFO swapped in cannot hang the scan); null when not a file. */
-function leadingBytes(file: string): Buffer | null {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOFOLLOW ?? 0));
-  } catch {
-    return null;
-  }
-  try {
-    if (!fs.fstatSync(fd).isFile()) return null;
-    const buf = Buffer.alloc(4);
-    const n = fs.readSync(fd, buf, 0, 4, 0);
-    return buf.subarray(0, n);
-  } catch {
-    return null;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 function compressedMagic(b: Buffer): boolean {
   return b.subarray(0, 2).equals(GZIP_MAGIC) || b.subarray(0, 4).equals(ZSTD_MAGIC) || isSkippableFrame(b);
 }
@@ -82,7 +63,7 @@ class Scanner {
 
   async file(file: string): Promise<void> {
     const named = ARCHIVE_NAME_PATTERN.test(path.basename(file));
-    const head = leadingBytes(file);
+    const head = readLeadingBytes(file, 4);
     if (head === null) return;
     // Any gzip/zstd file is read: a renamed archive (`KEEP`, `x.bak`) is still ours. A file only named like one is reported.
     if (!compressedMagic(head)) {
