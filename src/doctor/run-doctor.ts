@@ -12,13 +12,14 @@ import { configCheck } from "./checks/config-check.js";
 import { leaseCheck } from "./checks/lease-check.js";
 import { legacyCheck } from "./checks/legacy-check.js";
 import { misplacedRowsCheck } from "./checks/misplaced-rows-check.js";
+import { movedCronStoreCheck } from "./checks/moved-cron-store-check.js";
 import { formatCheck } from "./checks/format-check.js";
 import { modesCheck } from "./checks/modes-check.js";
 import { restoreLeftoverCheck } from "./checks/restore-leftover-check.js";
 import { storageCheck } from "./checks/storage-check.js";
 import type { CheckContext, DoctorCheck, DoctorProgress, Finding, MigrationFixOptions, Repair, RepairApplyResult, RepairOutcome } from "./types.js";
 
-export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, configCheck, leaseCheck, legacyCheck, misplacedRowsCheck, formatCheck, modesCheck];
+export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, configCheck, leaseCheck, legacyCheck, misplacedRowsCheck, movedCronStoreCheck, formatCheck, modesCheck];
 
 export interface DoctorOptions {
   paths: StatePaths;

@@ -114,7 +114,7 @@ describe("misplaced-rows repair: only the first release's rows, behind a verifie
     const fixed = await runDoctor({ paths, fix: true, migration: { backupDir: path.join(blocker, "backups") } });
     const repair = move(fixed)!;
     expect(repair.status).toBe("failed");
-    expect(repair.detail).toMatch(/^The verified backup before moving the first-release rows could not be taken \(.*\); no row was moved\./);
+    expect(repair.detail).toMatch(/^The verified backup before moving the first-release rows could not be taken \(.*\); no row was changed\./);
     expect(repair.rows).toBeUndefined();
     expect(doctorExitCode(fixed, false)).toBe(1);
     expect(rows<Entry>(stagedDbFile(paths), ALL)).toEqual(before);

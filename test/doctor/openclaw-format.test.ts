@@ -31,6 +31,10 @@ function openclawState(fixture: string): TempState {
 /** The 9.6 databases plus the working and retired files its doctor leaves (and its live models.json). */
 function state96(): TempState {
   const state = openclawState(V96);
+  // The fixture was made at /work/oc/t1/state: key its cron rows as OpenClaw would here (a moved state: moved-cron-store.test.ts).
+  const global = new Database(path.join(state.stateDir, "state/openclaw.sqlite"));
+  for (const t of ["cron_jobs", "cron_job_scratch", "cron_run_receipts"]) global.prepare(`UPDATE ${t} SET store_key = ?`).run(path.join(state.stateDir, "cron", "jobs.json"));
+  global.close();
   for (const rel of OPENCLAW_OWN_96) {
     fs.mkdirSync(path.dirname(path.join(state.stateDir, rel)), { recursive: true });
     fs.writeFileSync(path.join(state.stateDir, rel), `{"retiredBy":"openclaw"}\n`);

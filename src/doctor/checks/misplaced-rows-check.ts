@@ -2,13 +2,13 @@
 // runtime never reads; this check names them and `--fix` moves them to where the runtime reads them.
 import fs from "node:fs";
 import { sql } from "kysely";
-import { describeError, OperationError, SchemaFormatError, SchemaVersionError } from "../../core/errors.js";
+import { describeError, SchemaFormatError, SchemaVersionError } from "../../core/errors.js";
 import { formatCount } from "../../core/format-bytes.js";
-import { takePreMigrationBackup } from "../../migration/backup-step.js";
 import type { JsonRowsSpec, RowSpec } from "../../migration/importers/json-rows.js";
 import { gatewayInstanceIdSpec, pluginInstallsSpec } from "../../migration/importers/plugin-state-files.js";
 import type { StatePaths } from "../../state/paths.js";
 import { openGlobalDatabase, type GlobalDatabase } from "../../state/state-databases.js";
+import { backupBeforeRepair } from "../repair-backup.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding, LeftRow, MovedRow, Repair, RepairContext, RepairReport } from "../types.js";
 
 export interface StaleRow {
@@ -290,21 +290,6 @@ export function moveMisplacedRows(db: GlobalDatabase, paths: StatePaths, expecte
   );
 }
 
-/**
- * The verified archive that holds the rows before they move: the one this `doctor --fix`'s migration took, else a
- * new one through the same pre-migration backup step; null only with `--no-backup`. Throws when it cannot be taken.
- */
-async function backupBeforeMove(rctx: RepairContext): Promise<string | null> {
-  if (rctx.run?.backupPath) return rctx.run.backupPath;
-  if (!rctx.migration.backup) return null;
-  try {
-    const backup = await takePreMigrationBackup({ paths: rctx.paths, ...(rctx.migration.backupDir ? { output: rctx.migration.backupDir } : {}) });
-    return backup.archivePath;
-  } catch (error) {
-    throw new OperationError("backup_failed", `The verified backup before moving the first-release rows could not be taken (${describeError(error)}); no row was moved. Fix the backup directory (or pass --backup-dir) and re-run \`doctor --fix\`.`, { cause: error });
-  }
-}
-
 /** The repair: re-read under the lease, back up, move; every row moved or left is in the report. */
 export async function applyMisplacedRowsRepair(rctx: RepairContext): Promise<RepairReport> {
   const before = findMisplacedRows(rctx.global, rctx.paths);
@@ -312,7 +297,7 @@ export async function applyMisplacedRowsRepair(rctx: RepairContext): Promise<Rep
     const left = before.flatMap((g) => [...(g.target && "error" in g.target ? leftOf(g, g.rows, g.target.error) : []), ...leftByShape(g)]);
     return { detail: "nothing left to move", rows: { backupPath: null, moved: [], left } };
   }
-  const backupPath = await backupBeforeMove(rctx);
+  const backupPath = await backupBeforeRepair(rctx, "moving the first-release rows");
   const outcomes = moveMisplacedRows(rctx.global, rctx.paths, new Map(before.map((g) => [g.location.file, fingerprint(g)])));
   const covered = backupPath ? `covered by ${backupPath}` : "no backup (--no-backup)";
   return {
