@@ -1,11 +1,12 @@
-// The key check of the global upgrade: a design-v1 global DB made by our doctor --fix, upgraded, then read by the real OpenClaw.
+// The key check of the global side: the state our doctor --fix left (ending in OpenClaw's format), read as it is by the real OpenClaw.
 //
-// Our side (doctor --fix, upgradeGlobalDb, createOpenclawDatabase) runs under Node 20 from dist/ (better-sqlite3 in
-// node_modules is built for it; `npm run build` first); OpenClaw runs under this suite's Node 24. Results are read
-// with the sqlite3 CLI / node:sqlite (sqliteReader), never with our own code.
+// Our side (doctor --fix) runs from dist/ under the Node that loads node_modules' better-sqlite3 (`npm run build`
+// first); OpenClaw runs under this suite's Node 24. Results are read with the sqlite3 CLI / node:sqlite
+// (sqliteReader), never with our own code. Only the config is replaced (9.6 refuses a file-era config before it
+// reads any state); every database and file is exactly what doctor --fix wrote.
 import { spawn, spawnSync } from "node:child_process";
 import { keptDesignV1, ourNode } from "./helpers/our-node.js";
-import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeRun, isolatedEnv, makeSandbox, openclawInstall, pinnedVersions, REPO_ROOT, runDoctorFix, runOpenClaw, type Sandbox } from "./helpers/openclaw.js";
@@ -18,22 +19,12 @@ const reader = sqliteReader();
 const ourNodeBin = install ? ourNode() : null;
 if (install && !ourNodeBin) process.stderr.write("\ncompat: SKIPPED — upgrade-global: no node that loads node_modules' better-sqlite3 (set OPENCLAW_STATE_COMPAT_OUR_NODE)\n\n");
 
-const built = existsSync(join(REPO_ROOT, "dist", "state", "upgrade", "upgrade-global-db.js"));
+const built = existsSync(join(REPO_ROOT, "dist", "cli", "main.js"));
 
 function runOurs(args: string[], env: Record<string, string>): { code: number | null; out: string } {
   const r = spawnSync(ourNodeBin!, args, { cwd: REPO_ROOT, env, encoding: "utf8", timeout: 300_000 });
   return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
 }
-
-/** The state dir OpenClaw gets: upgraded global DB, a fresh current-format main agent DB, a minimal current config. */
-const UPGRADE_SCRIPT = `
-const [source, stateDir] = process.argv.slice(1);
-const { upgradeGlobalDb } = await import(${JSON.stringify(join(REPO_ROOT, "dist", "state", "upgrade", "upgrade-global-db.js"))});
-const { createOpenclawDatabase } = await import(${JSON.stringify(join(REPO_ROOT, "dist", "state", "openclaw-database.js"))});
-const result = upgradeGlobalDb({ source, target: stateDir + "/state/openclaw.sqlite", stateDir });
-createOpenclawDatabase({ path: stateDir + "/agents/main/agent/openclaw-agent.sqlite", role: "agent", agentId: "main" }).close();
-process.stdout.write(JSON.stringify(result));
-`;
 
 /**
  * `cron list --all` and `cron runs --id daily-brief` through a gateway on loopback (token auth), scheduler off: the
@@ -73,43 +64,36 @@ async function cronView(sandbox: Sandbox): Promise<{ jobs: string[]; runs: unkno
 
 const CONFIG = { agents: { defaults: { model: "anthropic/claude-sonnet-4-6" }, entries: { main: {} } }, gateway: { port: 18789 } };
 
-describe.skipIf(!install || !ourNodeBin)(`openclaw@${current.version} reads a design-v1 global DB upgraded by upgradeGlobalDb`, () => {
+describe.skipIf(!install || !ourNodeBin)(`openclaw@${current.version} reads the global DB our doctor --fix left`, () => {
   let ours: Sandbox;
-  let target: Sandbox;
-  let upgrade: { written: Record<string, number>; unmapped: Record<string, number> };
   let sourceDb: string;
 
   beforeAll(() => {
-    expect(built, "dist/state/upgrade/upgrade-global-db.js is missing: run `npm run build` first").toBe(true);
-    ours = makeSandbox("ours-design-v1");
+    expect(built, "dist/ is missing: run `npm run build` first").toBe(true);
+    ours = makeSandbox("ours-doctor-fix");
     cpSync(join(REPO_ROOT, "fixtures", "migration", "cron"), ours.stateDir, { recursive: true });
     const migrated = runOurs([join(REPO_ROOT, "bin", "openclaw-state.js"), "doctor", "--fix", "--yes", "--no-backup"], isolatedEnv(ours, { PATH: process.env.PATH ?? "" }));
     expect(migrated.code, migrated.out).toBe(0);
-    // doctor --fix ends in OpenClaw's format; the design-v1 file it imported into is kept, and upgraded here again.
+    // The design-v1 file the importers wrote (kept by the format upgrade) is the independent list of what was imported.
     sourceDb = keptDesignV1(ours.stateDir, join("state", "openclaw.sqlite"));
-    target = makeSandbox("upgraded-global");
-    mkdirSync(join(target.stateDir, "state"), { recursive: true });
-    const run = runOurs(["--input-type=module", "-e", UPGRADE_SCRIPT, sourceDb, target.stateDir], isolatedEnv(target, { PATH: process.env.PATH ?? "" }));
-    expect(run.code, run.out).toBe(0);
-    upgrade = JSON.parse(run.out.trim().split("\n")[0]!) as typeof upgrade;
-    writeFileSync(join(target.stateDir, "openclaw.json"), JSON.stringify(CONFIG, null, 2), { mode: 0o600 });
+    writeFileSync(join(ours.stateDir, "openclaw.json"), JSON.stringify(CONFIG, null, 2), { mode: 0o600 });
   });
 
   afterAll(() => {
     ours?.cleanup();
-    target?.cleanup();
   });
 
-  it("writes user_version 18 with every job and run of the source", () => {
-    const db = join(target.stateDir, "state", "openclaw.sqlite");
+  it("is at user_version 18 with every job and run the importers wrote", () => {
+    const db = join(ours.stateDir, "state", "openclaw.sqlite");
     expect(reader.query(db, "PRAGMA user_version")[0]).toMatchObject({ user_version: current.globalUserVersion });
     const jobs = reader.query(sourceDb, "SELECT job_id FROM cron_jobs ORDER BY job_id").map((r) => r.job_id);
     expect(reader.query(db, "SELECT job_id FROM cron_jobs ORDER BY job_id").map((r) => r.job_id)).toEqual(jobs);
-    expect(upgrade.written.task_runs).toBe(reader.query(sourceDb, "SELECT count(*) AS n FROM cron_run_logs")[0]!.n);
+    const runs = reader.query(sourceDb, "SELECT count(*) AS n FROM cron_run_logs")[0]!.n;
+    expect(reader.query(db, "SELECT count(*) AS n FROM task_runs WHERE runtime = 'cron'")[0]!.n).toBe(runs);
   });
 
-  it("its doctor (no --fix) finds no state migration to run on our rows", async () => {
-    const sandbox: Sandbox = { ...target, cleanup: () => undefined };
+  it("its doctor (no --fix) finds no state migration to run on what our doctor --fix left", async () => {
+    const sandbox: Sandbox = { ...ours, cleanup: () => undefined };
     const result = await runOpenClaw(install!, sandbox, ["doctor", "--non-interactive"], { timeoutMs: 400_000 });
     expect(result.code, describeRun(result)).toBe(0);
     const text = `${result.stdout}\n${result.stderr}`;
@@ -122,9 +106,9 @@ describe.skipIf(!install || !ourNodeBin)(`openclaw@${current.version} reads a de
     expect(/◇\s+Doctor changes\s+─/.test(text), describeRun(result)).toBe(false);
   });
 
-  it("its gateway lists every upgraded job (cron list) and the same run history as on its own migration (cron runs)", async () => {
+  it("its gateway lists every imported job (cron list) and the same run history as on its own migration (cron runs)", async () => {
     const sourceJobs = reader.query(sourceDb, "SELECT job_id FROM cron_jobs ORDER BY job_id").map((r) => String(r.job_id));
-    const ourView = await cronView(target);
+    const ourView = await cronView(ours);
     for (const id of sourceJobs) expect(ourView.jobs, ourView.raw).toContain(id);
     // The same legacy tree migrated by 9.6's own doctor, read by the same commands: the history must match too.
     const theirs = await runDoctorFix(install!, join(REPO_ROOT, "fixtures", "migration", "cron"), { timeoutMs: 400_000 });

@@ -34,3 +34,14 @@ export function keptDesignV1(stateDir: string, rel: string): string {
   if (!dir) throw new Error(`no migrated/format-upgrade-*/ under ${stateDir}: did doctor --fix run its format upgrade?`);
   return path.join(migrated, dir, rel);
 }
+
+/** Runs this tool's CLI (bin/ from dist/) under `node` with only the given environment on top of a minimal PATH. */
+export function runOurCli(node: string, args: string[], env: Record<string, string>): { code: number | null; out: string } {
+  const r = spawnSync(node, [join(REPO_ROOT, "bin", "openclaw-state.js"), ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: `${path.dirname(node)}${delimiter}/usr/bin:/bin`, TZ: "UTC", ...env },
+    encoding: "utf8",
+    timeout: 300_000,
+  });
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
+}
