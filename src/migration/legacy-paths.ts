@@ -82,6 +82,7 @@ export const LEGACY_PATH_RULES: readonly LegacyPathRule[] = [
   { pattern: "agents/*/sessions/*.jsonl", class: "imported", target: "transcript", reason: "transcript" },
   { pattern: "sessions/*.jsonl", class: "imported", target: "transcript", reason: "pre-multi-agent transcript (agent main)" },
   { pattern: "cron/jobs.json", class: "imported", target: "cron-jobs", reason: "cron job store" },
+  { pattern: "cron/jobs.json.bak", class: "imported", target: "cron-jobs", reason: "backup of the cron job store (OpenClaw 2026.3.28 writes it on every change): imported when the store does not parse, else retired with it" },
   { pattern: "cron/jobs-state.json", class: "imported", target: "cron-state", reason: "cron runtime state" },
   { pattern: "cron/runs/*.jsonl", class: "imported", target: "cron-runs", reason: "cron run log" },
   { pattern: "agents/*/agent/auth-profiles.json", class: "imported", target: "auth-profiles", reason: "auth profiles" },

@@ -194,3 +194,67 @@ describe("cron importers", () => {
     expect(run.sources.filter((o) => o.status === "imported")).toHaveLength(4);
   });
 });
+
+describe("cron store: corrupt jobs.json with a valid jobs.json.bak (fixture cron-corrupt-store)", () => {
+  it("imports the backup's jobs under the store's key, names both files in a warning, and retires both", async () => {
+    const { paths, stateDir } = makeTempState("migration/cron-corrupt-store");
+    const storeKey = path.join(stateDir, "cron/jobs.json");
+    const plan = await planMigration({ paths });
+    expect(plan.sources.map((s) => [s.relativePath, s.action, s.records, s.willFail ?? null])).toEqual([
+      ["cron/jobs.json", "import", 0, null],
+      ["cron/jobs.json.bak", "import", 2, null],
+    ]);
+    // Neither file is left over as "unknown to OpenClaw's design": both belong to the cron importer.
+    expect(plan.inventory.entries.filter((e) => e.relativePath.startsWith("cron/"))).toEqual([]);
+    expect(plan.inventory.counts.unknown).toBe(0);
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("warning");
+    expect(run.sources.map((o) => [o.relativePath, o.status, o.rows, o.retired])).toEqual([
+      ["cron/jobs.json", "warning", { cron_jobs: 0 }, "moved"],
+      ["cron/jobs.json.bak", "warning", { cron_jobs: 2 }, "moved"],
+    ]);
+    for (const o of run.sources) expect(o.warnings.join("\n")).toMatch(/cron\/jobs\.json does not parse.*cron\/jobs\.json\.bak/);
+    expect(rows(paths.globalDbPath, "SELECT store_key, job_id, enabled, schedule_kind, schedule_expr, payload_kind FROM cron_jobs ORDER BY job_id")).toEqual([
+      { store_key: storeKey, job_id: "morning-digest", enabled: 1, schedule_kind: "cron", schedule_expr: "0 7 * * *", payload_kind: "agentTurn" },
+      { store_key: storeKey, job_id: "nightly-sweep", enabled: 0, schedule_kind: "cron", schedule_expr: "0 2 * * *", payload_kind: "systemEvent" },
+    ]);
+    // Both kept under migrated/<run>/: the corrupt store is never deleted.
+    expect(fs.existsSync(path.join(stateDir, "migrated", run.runId, "cron/jobs.json"))).toBe(true);
+    expect(fs.existsSync(path.join(stateDir, "cron/jobs.json"))).toBe(false);
+    expect((await migrate(paths)).run.sources).toEqual([]);
+  });
+
+  it("with a store that parses, reads nothing from the backup and retires it with the store", async () => {
+    const { paths, stateDir } = makeTempState("migration/cron-corrupt-store");
+    fs.writeFileSync(path.join(stateDir, "cron/jobs.json"), JSON.stringify({ version: 1, jobs: [{ id: "only-live", schedule: { kind: "every", everyMs: 60000 }, payload: { kind: "systemEvent", text: "x" } }] }));
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("completed");
+    expect(run.sources.map((o) => [o.relativePath, o.status, o.rows, o.retired])).toEqual([
+      ["cron/jobs.json", "imported", { cron_jobs: 1 }, "moved"],
+      ["cron/jobs.json.bak", "imported", { cron_jobs: 0 }, "moved"],
+    ]);
+    expect(rows(paths.globalDbPath, "SELECT job_id FROM cron_jobs")).toEqual([{ job_id: "only-live" }]);
+  });
+
+  it("with both corrupt, the store fails loudly and the backup is left in place for a human", async () => {
+    const { paths, stateDir } = makeTempState("migration/cron-corrupt-store");
+    fs.writeFileSync(path.join(stateDir, "cron/jobs.json.bak"), "{ not json");
+    const plan = await planMigration({ paths });
+    expect(plan.sources.map((s) => [s.relativePath, s.action, s.attention ?? false])).toEqual([
+      ["cron/jobs.json", "import", false],
+      ["cron/jobs.json.bak", "skip", true],
+    ]);
+    expect(plan.sources[1]!.reason).toMatch(/neither cron\/jobs\.json nor this backup of it parses/);
+    const { run } = await migrate(paths);
+    expect(run.sources.find((o) => o.relativePath === "cron/jobs.json")).toMatchObject({ status: "failed", reason: expect.stringMatching(/invalid JSON/) });
+    expect(fs.existsSync(path.join(stateDir, "cron/jobs.json.bak"))).toBe(true);
+    expect(rows(paths.globalDbPath, "SELECT job_id FROM cron_jobs")).toEqual([]);
+  });
+
+  it("a backup without its store is left in place, not imported", async () => {
+    const { paths, stateDir } = makeTempState("migration/cron-corrupt-store");
+    fs.rmSync(path.join(stateDir, "cron/jobs.json"));
+    const plan = await planMigration({ paths });
+    expect(plan.sources.map((s) => [s.relativePath, s.action, s.reason])).toEqual([["cron/jobs.json.bak", "skip", "backup of a cron store that is not there: not imported, left in place"]]);
+  });
+});

@@ -77,3 +77,45 @@ describe("exec approvals importer", () => {
     expect(fs.existsSync(path.join(stateDir, "exec-approvals.json"))).toBe(true);
   });
 });
+
+describe("exec approvals: legacy agents.default (fixture exec-approvals-default-agent)", () => {
+  it("moves agents.default to main, merged as OpenClaw 2026.9.6 merges it: main wins, allowlists combined without case duplicates", async () => {
+    const { paths } = makeTempState("migration/exec-approvals-default-agent");
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("completed");
+    expect(run.sources[0]!.notes).toEqual(["2 agent(s), 4 allowlist entries", "legacy agents.default moved to agents.main (merged into the existing main entry; main's settings win, allowlists combined)"]);
+    const [row] = rows<Record<string, unknown>>(paths.globalDbPath, "SELECT raw_json, agent_count, allowlist_count, default_security FROM exec_approvals_config");
+    expect(row).toMatchObject({ agent_count: 2, allowlist_count: 4, default_security: "allowlist" });
+    const raw = row!.raw_json as string;
+    expect(raw.endsWith("}\n")).toBe(true);
+    const stored = JSON.parse(raw) as { agents: Record<string, unknown>; socket: unknown };
+    expect(Object.keys(stored.agents)).toEqual(["main", "ops"]);
+    expect(stored.agents.main).toEqual({
+      security: "allowlist",
+      ask: "always", // main's null falls back to the legacy value
+      askFallback: "deny",
+      allowlist: [
+        { id: "m1", pattern: "/usr/bin/git" },
+        { id: "d2", pattern: "/usr/bin/rg" },
+        { id: "d3", pattern: "/usr/bin/git", argPattern: "^status$" },
+      ],
+      mcpTools: [{ server: "files", tool: "read" }, { server: "files", tool: "write" }],
+    });
+    expect(stored.socket).toEqual({ path: "/tmp/openclaw-exec.sock" });
+  });
+
+  it("with no main entry, agents.default becomes main unchanged", async () => {
+    const { paths, stateDir } = makeTempState("migration/exec-approvals-default-agent");
+    const file = path.join(stateDir, "exec-approvals.json");
+    const value = JSON.parse(fs.readFileSync(file, "utf8")) as { agents: Record<string, unknown> };
+    const legacy = value.agents.default;
+    delete value.agents.main;
+    fs.writeFileSync(file, JSON.stringify(value));
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("completed");
+    expect(run.sources[0]!.notes).toEqual(["2 agent(s), 4 allowlist entries", "legacy agents.default moved to agents.main"]);
+    const stored = JSON.parse(rows<{ raw_json: string }>(paths.globalDbPath, "SELECT raw_json FROM exec_approvals_config")[0]!.raw_json) as { agents: Record<string, unknown> };
+    expect(Object.keys(stored.agents)).toEqual(["ops", "main"]);
+    expect(stored.agents.main).toEqual(legacy);
+  });
+});

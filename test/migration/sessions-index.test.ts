@@ -121,3 +121,31 @@ describe("wrong shapes", () => {
     expect(fs.existsSync(file)).toBe(true);
   });
 });
+
+describe("sessions.json: legacy `provider` (fixture session-provider-channel)", () => {
+  it("reads a string provider as the channel when channel is not a string, as OpenClaw's store migration does", async () => {
+    const { paths } = makeTempState("migration/session-provider-channel");
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("completed");
+    const db = agentDbFile(paths);
+    const convs = rows<Row>(db, "SELECT conversation_id, channel, account_id, kind, peer_id FROM conversations ORDER BY channel");
+    expect(convs.map(({ conversation_id: _id, ...rest }) => rest)).toEqual([
+      { channel: "discord", account_id: null, kind: "group", peer_id: "group:g1" },
+      { channel: "slack", account_id: "T1", kind: "channel", peer_id: "channel:C42" },
+      { channel: "telegram", account_id: null, kind: "direct", peer_id: "99" },
+    ]);
+    const convId = (channel: string) => convs.find((c) => c.channel === channel)!.conversation_id;
+    expect(rows<Row>(db, "SELECT session_id, channel, primary_conversation_id FROM sessions ORDER BY session_id")).toEqual([
+      { session_id: "s-both", channel: "telegram", primary_conversation_id: convId("telegram") },
+      { session_id: "s-null-channel", channel: "discord", primary_conversation_id: convId("discord") },
+      { session_id: "s-slack", channel: "slack", primary_conversation_id: convId("slack") },
+    ]);
+    const entries = Object.fromEntries(rows<{ session_key: string; entry_json: string }>(db, "SELECT session_key, entry_json FROM session_entries").map((e) => [e.session_key, e.entry_json]));
+    // Renamed: no provider left; a string channel keeps provider as it was; a null channel is left for the upgrade
+    // to replace, so the text never holds `channel` twice.
+    expect(JSON.parse(entries["agent:main:slack:channel:c42"]!)).toEqual({ chatType: "channel", displayName: "#ops", lastTo: "channel:C42", lastAccountId: "T1", sessionId: "s-slack", channel: "slack", updatedAt: 2000 });
+    expect(JSON.parse(entries["agent:main:telegram:direct:99"]!)).toEqual({ channel: "telegram", lastTo: "99", sessionId: "s-both", provider: "slack", updatedAt: 1500 });
+    expect(entries["agent:main:discord:group:g1"]!.match(/"channel"/g)).toHaveLength(1);
+    expect(JSON.parse(entries["agent:main:discord:group:g1"]!)).toEqual({ channel: null, chatType: "group", lastTo: "group:g1", sessionId: "s-null-channel", provider: "discord", updatedAt: 1000 });
+  });
+});

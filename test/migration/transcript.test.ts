@@ -6,7 +6,7 @@ import { deterministicEntryId } from "../../src/migration/importers/transcript-n
 import { findSourceByKey } from "../../src/migration/ledger.js";
 import { planMigration } from "../../src/migration/plan-migration.js";
 import { openGlobalDatabase } from "../../src/state/state-databases.js";
-import { makeTempState } from "../helpers/temp-state.js";
+import { fixturesDir, makeTempState } from "../helpers/temp-state.js";
 import { agentDbFile, migrate, rows } from "../helpers/migration.js";
 
 type Event = { session_id: string; seq: number; event_json: string; created_at: number };
@@ -200,5 +200,30 @@ describe("wrong line shapes", () => {
     expect(plan.sources[0]!.notes.join()).toMatch(/will fail: unsupported transcript version 4/);
     const { run } = await migrate(paths);
     expect(run.sources[0]!.reason).toMatch(/s-trunc\.jsonl:1: unsupported transcript version 4/);
+  });
+});
+
+describe("transcript: legacy hookMessage (fixture transcript-hook-message)", () => {
+  it("v1/v2 hookMessage becomes custom with customType \"hook\" (an existing non-empty customType kept), v3 stays as written", async () => {
+    const { paths } = makeTempState("migration/transcript-hook-message");
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("completed");
+    const file = agentDbFile(paths);
+    const messages = (id: string): unknown[] => events(file, id).slice(1).map((e) => e.message);
+    expect(messages("hook-v1")).toEqual([
+      { role: "custom", content: "deploy finished", timestamp: 1, customType: "hook" },
+      { role: "custom", customType: "deploy", content: "typed", timestamp: 2 },
+    ]);
+    expect(messages("hook-v2")).toEqual([
+      { role: "custom", content: "legacy", timestamp: 1, customType: "hook" },
+      { role: "custom", customType: "hook", content: "blank type", timestamp: 2 },
+      { role: "user", customType: "not-a-hook", content: "untouched", timestamp: 3 },
+    ]);
+    // Key order as OpenClaw's in-place `customType ||= "hook"`: appended when absent, in place when blank.
+    const v2Lines = rows<Event>(file, "SELECT event_json FROM transcript_events WHERE session_id = 'hook-v2' AND seq > 0 ORDER BY seq").map((e) => e.event_json);
+    expect(v2Lines[0]).toContain('"message":{"role":"custom","content":"legacy","timestamp":1,"customType":"hook"}');
+    expect(v2Lines[1]).toContain('"message":{"role":"custom","customType":"hook","content":"blank type","timestamp":2}');
+    const v3Line = fs.readFileSync(path.join(fixturesDir, "migration/transcript-hook-message/agents/main/sessions/hook-v3.jsonl"), "utf8").trim().split("\n")[1];
+    expect(rows<Event>(file, "SELECT event_json FROM transcript_events WHERE session_id = 'hook-v3' AND seq = 1")[0]!.event_json).toBe(v3Line);
   });
 });

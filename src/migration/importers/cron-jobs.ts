@@ -1,11 +1,14 @@
 // Importer for legacy cron stores (`cron/jobs.json` or the config's `cron.store`, SPEC §4.3) → cron_jobs.
+// A store's `<store>.bak` (OpenClaw 2026.3.28 copies the store there on every write) is imported in its place
+// when the store itself does not parse, and otherwise retired with it (nothing read from it).
 import fs from "node:fs";
 import path from "node:path";
 import type { StatePaths } from "../../state/paths.js";
 import { expandUserPath } from "../../state/paths.js";
 import type { GlobalDatabase } from "../../state/state-databases.js";
 import { isRegularFile, sourceRelativePath } from "../inventory.js";
-import { assertUnchanged, inspectJsonSource, readJsonSource, shapeError, verifyKeys } from "../json-source.js";
+import { isOpenclawStateError, OperationError } from "../../core/errors.js";
+import { assertUnchanged, hashFile, inspectJsonSource, readJsonSource, shapeError, verifyKeys } from "../json-source.js";
 import { readLegacyConfig } from "../legacy-config.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportContext, ImportCounts, PlannedSource } from "../types.js";
 import { obj, str } from "./coerce.js";
@@ -101,10 +104,33 @@ function loadStore(file: string, webhook: string | null): LoadedStore {
   return { sha256, jobs: [...byId.values()], rawCount: raw.length, skipped, warnings, notes };
 }
 
+/** The backup copy OpenClaw keeps beside a cron store. */
+export const CRON_BACKUP_SUFFIX = ".bak";
+
+/** Plan notes carrying finalize's decision to the import (the import never re-decides from what is on disk). */
+const FALLBACK_PRIMARY = "store does not parse: its backup is imported instead";
+const FALLBACK_BACKUP = "imported in place of the store, which does not parse";
+const BACKUP_RETIRED = "backup copy of the store: nothing is read from it; retired with the store";
+
+/** Why a store cannot be read as JSON at all (the case where OpenClaw falls back to the backup), else null. */
+function unparsable(file: string): string | null {
+  try {
+    readJsonSource(file);
+    return null;
+  } catch (error) {
+    if (isOpenclawStateError(error) && (error.code === "invalid_json" || error.code === "invalid_utf8")) return error.message;
+    return null;
+  }
+}
+
 function detect(ctx: DetectContext): DetectedSource[] {
-  return cronStores(ctx.root, ctx.paths, ctx.config)
-    .filter((s) => isRegularFile(s.storePath))
-    .map((s) => ({ kind: "cron-jobs" as const, agentId: null, path: s.storePath, relativePath: sourceRelativePath(ctx.root, s.storePath), legacyRoot: false }));
+  const out: DetectedSource[] = [];
+  for (const s of cronStores(ctx.root, ctx.paths, ctx.config)) {
+    for (const file of [s.storePath, `${s.storePath}${CRON_BACKUP_SUFFIX}`]) {
+      if (isRegularFile(file)) out.push({ kind: "cron-jobs", agentId: null, path: file, relativePath: sourceRelativePath(ctx.root, file), legacyRoot: false });
+    }
+  }
+  return out;
 }
 
 function inspect(source: DetectedSource, ctx: DetectContext) {
@@ -112,6 +138,55 @@ function inspect(source: DetectedSource, ctx: DetectContext) {
     const store = loadStore(source.path, legacyWebhook(ctx.config));
     return { records: store.rawCount, notes: [...store.notes, ...store.warnings] };
   });
+}
+
+const willFail = (s: PlannedSource): boolean => s.notes.some((n) => n.startsWith("will fail"));
+
+/**
+ * Pairs each `<store>.bak` with its store. The store parses: the backup is retired with it, nothing read. The store
+ * does not parse (invalid JSON or UTF-8) and the backup does: the backup's jobs are imported under the store's key
+ * and the store is retired (kept under migrated/<run>/), both named in a warning. Anything else: the backup is
+ * left in place, and the store fails or is skipped as it would alone.
+ */
+function finalize(own: PlannedSource[]): void {
+  const byPath = new Map(own.map((s) => [path.resolve(s.path), s]));
+  for (const bak of own) {
+    if (!bak.path.endsWith(CRON_BACKUP_SUFFIX) || bak.action === "skip") continue;
+    const store = byPath.get(path.resolve(bak.path.slice(0, -CRON_BACKUP_SUFFIX.length)));
+    const leave = (reason: string, attention = false): void => {
+      bak.action = "skip";
+      bak.reason = reason;
+      if (attention) bak.attention = true;
+      bak.notes = bak.notes.filter((n) => !n.startsWith("will fail"));
+    };
+    if (!store) {
+      leave("backup of a cron store that is not there: not imported, left in place");
+      continue;
+    }
+    const problem = store.action === "skip" ? null : unparsable(store.path);
+    if (problem === null) {
+      if (store.action === "skip" || willFail(store)) {
+        leave(`backup of ${store.relativePath}, which is not imported (${store.reason ?? "see its own entry"}): left in place beside it`, willFail(store));
+        continue;
+      }
+      bak.records = 0;
+      bak.notes = [BACKUP_RETIRED];
+      continue;
+    }
+    if (willFail(bak)) {
+      leave(`neither ${store.relativePath} nor this backup of it parses: both are left in place for a human`, true);
+      continue;
+    }
+    store.records = 0;
+    store.notes = [`${FALLBACK_PRIMARY} (${bak.relativePath}); ${problem}`];
+    bak.notes = [FALLBACK_BACKUP, ...bak.notes];
+  }
+}
+
+/** The store's name for warnings: relative to the state dir when inside it. */
+function shown(ctx: ImportContext, file: string): string {
+  const rel = path.relative(ctx.paths.stateDir, file);
+  return rel.startsWith("..") || path.isAbsolute(rel) ? file : rel.split(path.sep).join("/");
 }
 
 const CONFLICT_UPDATE_EXCLUDED = new Set(["store_key", "job_id", ...STATE_COLUMNS, "state_json", "runtime_updated_at_ms"]);
@@ -130,11 +205,29 @@ function statements(db: GlobalDatabase, columns: string[]) {
   };
 }
 
+/** A file imported for nothing (a store replaced by its backup, or a backup beside a good store): retired as planned. */
+function importNothing(source: PlannedSource, warnings: string[], notes: string[]): ImportCounts {
+  assertUnchanged(source, hashFile(source.path).sha256);
+  return { records: 0, rows: { cron_jobs: 0 }, skipped: 0, warnings, notes, expect: { storeKey: "", jobs: 0, ids: "[]" } };
+}
+
 function importJobs(db: GlobalDatabase, source: PlannedSource, ctx: ImportContext): ImportCounts {
+  const isBackup = source.path.endsWith(CRON_BACKUP_SUFFIX);
+  const storeFile = path.resolve(isBackup ? source.path.slice(0, -CRON_BACKUP_SUFFIX.length) : source.path);
+  if (isBackup && source.notes.includes(BACKUP_RETIRED)) return importNothing(source, [], [BACKUP_RETIRED]);
+  if (!isBackup && source.notes.some((n) => n.startsWith(FALLBACK_PRIMARY))) {
+    return importNothing(source, [`${shown(ctx, source.path)} does not parse; its backup ${shown(ctx, `${storeFile}${CRON_BACKUP_SUFFIX}`)} is imported in its place, and this file is kept with the retired sources`], []);
+  }
+  if (isBackup && !source.notes.includes(FALLBACK_BACKUP)) {
+    throw new OperationError("unplanned_backup", `${source.path} was not planned as a cron store's replacement; re-run \`doctor --fix\`.`, { path: source.path });
+  }
   const config = readLegacyConfig(ctx.paths, ctx.paths.stateDir);
-  const store = storeAtImport(ctx, (s) => s.storePath === path.resolve(source.path), source.path);
+  const store = storeAtImport(ctx, (s) => s.storePath === storeFile, source.path);
   const loaded = loadStore(source.path, legacyWebhook(config));
   assertUnchanged(source, loaded.sha256);
+  if (isBackup) {
+    loaded.warnings.unshift(`${shown(ctx, storeFile)} does not parse; imported ${loaded.jobs.length} job(s) from its backup ${shown(ctx, source.path)} instead (OpenClaw falls back to it the same way)`);
+  }
   const mtime = Math.trunc(fs.statSync(source.path).mtimeMs);
   let rows = 0;
   let st: ReturnType<typeof statements> | null = null;
@@ -157,6 +250,7 @@ function importJobs(db: GlobalDatabase, source: PlannedSource, ctx: ImportContex
 }
 
 function verify(db: GlobalDatabase, _source: PlannedSource, expected: ImportCounts): string | null {
+  if (expected.expect.jobs === 0) return null;
   const storeKey = String(expected.expect.storeKey ?? "");
   const has = db.prepare("SELECT 1 FROM cron_jobs WHERE store_key = ? AND job_id = ?").pluck();
   return verifyKeys(expected, "ids", (id) => has.get(storeKey, id) !== undefined, "cron job(s)");
@@ -170,6 +264,7 @@ export const cronJobsImporter: GlobalSourceImporter = {
   targetTables: ["cron_jobs"],
   detect,
   inspect,
+  finalize,
   import: importJobs,
   verify,
 };

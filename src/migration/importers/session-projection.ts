@@ -34,9 +34,21 @@ function chatType(value: unknown): ChatType | null {
   return typeof value === "string" && CHAT_TYPES.has(value) ? (value as ChatType) : null;
 }
 
-/** Older aliases read as their current names: `lastProvider` → `lastChannel`, `room` → `groupChannel`. */
+/**
+ * OpenClaw's session-store migration: a string `provider` is the entry's channel when `channel` is not a string
+ * (the oldest stores named the channel `provider`; a Slack session must not lose its channel).
+ */
+export function legacyProviderIsChannel(entry: Obj): boolean {
+  return typeof entry.channel !== "string" && typeof entry.provider === "string";
+}
+
+/** Older aliases read as their current names: `provider` → `channel`, `lastProvider` → `lastChannel`, `room` → `groupChannel`. */
 export function normalizeLegacyEntry(entry: Obj): Obj {
   const out: Obj = { ...entry };
+  if (legacyProviderIsChannel(out)) {
+    out.channel = out.provider;
+    delete out.provider;
+  }
   if (out.lastChannel === undefined && out.lastProvider !== undefined) out.lastChannel = out.lastProvider;
   delete out.lastProvider;
   if (out.groupChannel === undefined && out.room !== undefined) out.groupChannel = out.room;
@@ -48,18 +60,24 @@ export function normalizeLegacyEntry(entry: Obj): Obj {
 export const PROJECTED_FIELDS = [
   "sessionId", "updatedAt", "agentHarnessId", "channel", "chatType", "deliveryContext", "displayName", "endedAt", "groupChannel", "room", "label",
   "lastAccountId", "lastChannel", "lastProvider", "lastThreadId", "lastTo", "model", "modelOverride", "modelProvider", "origin", "parentSessionKey",
-  "providerOverride", "sessionEndedAt", "sessionStartedAt", "spawnedBy", "status", "subject",
+  "provider", "providerOverride", "sessionEndedAt", "sessionStartedAt", "spawnedBy", "status", "subject",
 ] as const;
 
 /** Left out of entry_json as the file has it: consumed (`origin`), file-era pointers, and the fields re-added normalized. */
-export const ENTRY_JSON_OMITTED = new Set<string>(["origin", ...FILE_ERA_FIELDS, "updatedAt", "sessionId", "lastProvider", "room"]);
+export const ENTRY_JSON_OMITTED = new Set<string>(["origin", ...FILE_ERA_FIELDS, "updatedAt", "sessionId", "provider", "lastProvider", "room"]);
 
 /**
- * The keys entry_json gets at its end, normalized: the trimmed sessionId, `lastProvider` renamed `lastChannel` and
- * `room` renamed `groupChannel` (when the current name is absent), and updatedAt. As a JSON fragment `"k":v,…`.
+ * The keys entry_json gets at its end, normalized: the trimmed sessionId, a string `provider` renamed `channel`,
+ * `lastProvider` renamed `lastChannel` and `room` renamed `groupChannel` (when the current name is absent), and
+ * updatedAt. As a JSON fragment `"k":v,…`. `provider` is always taken out of the streamed text (whether it is
+ * renamed is known only at the member's end): when not renamed it comes back here unchanged. With a non-string
+ * `channel` already in the text the rename is left to the upgrade (src/state/upgrade/agent-entry-shape.ts), so
+ * the text never holds `channel` twice.
  */
 export function entryJsonTail(fields: Record<string, unknown>, sessionId: string, updatedAt: number): string {
   const extra: Obj = { sessionId };
+  if (fields.channel === undefined && typeof fields.provider === "string") extra.channel = fields.provider;
+  else if (fields.provider !== undefined) extra.provider = fields.provider;
   if (fields.lastChannel === undefined && fields.lastProvider !== undefined) extra.lastChannel = fields.lastProvider;
   if (fields.groupChannel === undefined && fields.room !== undefined) extra.groupChannel = fields.room;
   extra.updatedAt = updatedAt;
@@ -83,13 +101,14 @@ export interface DeliveryRoute {
   source: "deliveryContext" | "last" | "origin";
 }
 
-/** deliveryContext, else lastChannel/lastTo/lastAccountId/lastThreadId, else origin (provider/surface, to ?? from). */
+/** deliveryContext, else lastChannel (else channel)/lastTo/lastAccountId/lastThreadId, else origin (provider/surface, to ?? from). */
 export function deliveryRouteOf(entry: Obj): DeliveryRoute | null {
   const dc = isObject(entry.deliveryContext) ? entry.deliveryContext : null;
   if (dc && str(dc.channel) && str(dc.to)) {
     return { channel: str(dc.channel)!.toLowerCase(), to: str(dc.to)!, accountId: str(dc.accountId), threadId: idValue(dc.threadId), chatType: chatType(dc.chatType), source: "deliveryContext" };
   }
-  const lastChannel = str(entry.lastChannel) ?? str(entry.lastProvider);
+  // As OpenClaw's importer: last* without a lastChannel take the entry's own channel (a renamed `provider` too).
+  const lastChannel = str(entry.lastChannel) ?? str(entry.lastProvider) ?? str(entry.channel);
   if (lastChannel && str(entry.lastTo)) {
     return { channel: lastChannel.toLowerCase(), to: str(entry.lastTo)!, accountId: str(entry.lastAccountId), threadId: idValue(entry.lastThreadId), chatType: null, source: "last" };
   }

@@ -62,7 +62,8 @@ export function deterministicEntryId(index: number, line: string, taken: (id: st
 
 /**
  * Stateful per file: feed the header, then every entry in order. v1 entries get ids and parentIds
- * (previous entry) and firstKeptEntryIndex → firstKeptEntryId; v1/v2 `hookMessage` roles become `custom`.
+ * (previous entry) and firstKeptEntryIndex → firstKeptEntryId; v1/v2 `hookMessage` roles become `custom`
+ * with `customType: "hook"`.
  */
 export class TranscriptNormalizer {
   readonly version: number;
@@ -99,7 +100,9 @@ export class TranscriptNormalizer {
       changed = true;
     }
     if (this.version < 3 && out.type === "message" && isObj(out.message) && out.message.role === "hookMessage") {
-      out = { ...out, message: { ...out.message, role: "custom" } };
+      // As OpenClaw's session codec: `customType ||= "hook"` (an existing non-empty customType is kept, in place).
+      const message = out.message;
+      out = { ...out, message: { ...message, role: "custom", ...(message.customType ? {} : { customType: "hook" }) } };
       changed = true;
     }
     const message = isObj(out.message) ? out.message : null;

@@ -70,12 +70,24 @@ function pickRoute(entry: Entry): Route | undefined {
 }
 
 /**
+ * OpenClaw's session-store migration (`applySessionStoreMigrations`): a string `provider` becomes `channel` when
+ * `channel` is not a string — set in place (appended when absent) and `provider` removed; otherwise unchanged.
+ */
+export function withLegacyProviderAsChannel(raw: Entry): Entry {
+  if (typeof raw.channel === "string" || typeof raw.provider !== "string") return raw;
+  const out: Entry = { ...raw, channel: raw.provider };
+  delete out.provider;
+  return out;
+}
+
+/**
  * entry_json as 9.6's importer stores it: `sessionId`/`updatedAt` forced to the row's identity (9.6's readers
  * reject a row whose JSON disagrees with its columns), file pointers dropped, legacy route fields replaced by a
  * `delivery` object (`{"kind":"none"}` when there is no complete route). Every other field is kept as it was.
  */
 export function normalizeEntry(raw: Entry, sessionId: string, updatedAt: number, fallbackRoute?: Route): NormalizedEntry {
   const notes: string[] = [];
+  raw = withLegacyProviderAsChannel(raw);
   if (raw.sessionId !== undefined && raw.sessionId !== sessionId) notes.push(`entry sessionId ${JSON.stringify(raw.sessionId)} replaced by the routed session id ${sessionId}`);
   if (raw.updatedAt !== undefined && raw.updatedAt !== updatedAt) notes.push(`entry updatedAt ${JSON.stringify(raw.updatedAt)} replaced by the row's ${updatedAt}`);
   const entry: Entry = { sessionId, updatedAt };
