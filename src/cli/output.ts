@@ -329,6 +329,7 @@ function waitForStdout(): Promise<void> {
 async function askOnTerminal(question: string): Promise<boolean> {
   const { createInterface } = await import("node:readline/promises");
   const rl = createInterface({ input: process.stdin, output: process.stderr });
+  interruptOnCtrlC(rl);
   try {
     const answer = await rl.question(`${question} [y/N] `);
     return /^y(es)?$/i.test(answer.trim());
@@ -337,10 +338,24 @@ async function askOnTerminal(question: string): Promise<boolean> {
   }
 }
 
+/**
+ * A prompt reads the terminal in raw mode, so Ctrl-C reaches readline as a byte (by default it would reject the
+ * question and the command would fail with exit 1). It ends the run as Ctrl-C does elsewhere: the terminal
+ * is given back, then the process re-signals itself with no JS listener in the way and dies by SIGINT (130).
+ */
+function interruptOnCtrlC(rl: { on(event: "SIGINT", listener: () => void): unknown; close(): void }): void {
+  rl.on("SIGINT", () => {
+    rl.close();
+    process.stderr.write("\n");
+    process.kill(process.pid, "SIGINT");
+  });
+}
+
 /** Numbered list on stderr; the answer is a number or a value, empty cancels. */
 async function chooseOnTerminal(question: string, choices: readonly Choice[]): Promise<string | undefined> {
   const { createInterface } = await import("node:readline/promises");
   const rl = createInterface({ input: process.stdin, output: process.stderr });
+  interruptOnCtrlC(rl);
   try {
     process.stderr.write(`${question}\n`);
     choices.forEach((c, i) => process.stderr.write(`  ${i + 1}) ${c.label}${c.hint ? ` — ${c.hint}` : ""}\n`));
@@ -354,6 +369,15 @@ async function chooseOnTerminal(question: string, choices: readonly Choice[]): P
   }
 }
 
+/**
+ * The spinner never touches the terminal's input or installs a signal handler, so Ctrl-C keeps the kernel's
+ * default action and kills the process at once (the shell reports 130), even inside a long synchronous SQLite
+ * step. ora's defaults broke both: `discardStdin` puts the tty in raw mode (ISIG off: ^C is a byte, no SIGINT),
+ * and `hideCursor` loads signal-exit, whose JS SIGINT listener waits for a free event loop. Without hiding the
+ * cursor there is nothing to restore after a kill; a killed run's staging dir is swept by the next create.
+ */
+export const SPINNER_OPTIONS = { discardStdin: false, hideCursor: false } as const;
+
 /** ora is loaded on first use so that commands without progress never pay for it. */
 function createSpinner(text: string): Progress {
   let spinner: { text: string; succeed(t?: string): unknown; fail(t?: string): unknown; stop(): unknown } | undefined;
@@ -361,7 +385,7 @@ function createSpinner(text: string): Progress {
   let done = false;
   void import("ora").then(({ default: ora }) => {
     if (done) return;
-    spinner = ora({ text: pending, stream: process.stderr }).start();
+    spinner = ora({ ...SPINNER_OPTIONS, text: pending, stream: process.stderr }).start();
   });
   return {
     update(t) {
