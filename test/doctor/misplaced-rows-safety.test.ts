@@ -9,18 +9,13 @@ import { ARCHIVE_NAME_PATTERN } from "../../src/backup/compression.js";
 import { rows, stagedDbFile } from "../helpers/migration.js";
 import { fixturesDir } from "../helpers/temp-state.js";
 import { FIRST_RELEASE_MTIME, firstReleaseRows, firstReleaseState, type LegacyFiles } from "./first-release-state.js";
+import type { StaleRow } from "../../src/doctor/checks/misplaced-rows-check.js";
 
 const WHOLE_INDEX = fs.readFileSync(path.join(fixturesDir, "migration/plugin-index/plugins/installs.json"), "utf8");
 const MAP = JSON.stringify({ version: 3, installs: { "voice-call": { source: "npm", spec: "@openclaw/voice-call@1.2.0" }, memory: { source: "path" } } });
 
-interface Entry {
-  plugin_id: string;
-  namespace: string;
-  entry_key: string;
-  value_json: string;
-  created_at: number;
-  expires_at: number | null;
-}
+/** A plugin_state_entries row as the first release wrote it (the check's own row type). */
+type Entry = StaleRow;
 
 const ALL = "SELECT plugin_id, namespace, entry_key, value_json, created_at, expires_at FROM plugin_state_entries ORDER BY plugin_id, namespace, entry_key";
 
