@@ -30,8 +30,16 @@ import {
 } from "./ledger.js";
 import { adoptPlan, forgetInspections, planMigration, readConfiguredMainKey, yieldToLoop } from "./plan-migration.js";
 import { removeDirIfEmpty, retiredPath } from "./retire.js";
-import { RetireQueue } from "./retire-queue.js";
+import { RetireQueue, type PendingRetirement } from "./retire-queue.js";
 import type { ImportContext, ImportCounts, MigrationPlan, MigrationProgress, MigrationRunResult, PlannedSource, RunStatus, SourceImporter, SourceOutcome } from "./types.js";
+
+/** What the merge path answers before retirement (see ApplyMigrationOptions.beforeRetire). */
+export interface MergedBeforeRetire {
+  /** Why a source must stay in place (null: retire it). */
+  keep: (pending: PendingRetirement) => { reason: string; failed: boolean } | null;
+  /** Held sources whose outcome the merge amended (a warning that no longer holds): their ledger rows are rewritten. */
+  amended: readonly PendingRetirement[];
+}
 
 export interface ApplyMigrationOptions {
   paths: StatePaths;
@@ -50,6 +58,14 @@ export interface ApplyMigrationOptions {
   /** Where small transcripts are parsed ahead of their transaction (tests compare the three). */
   prepareTranscripts?: TranscriptPrepareMode;
   onProgress?: (event: MigrationProgress) => void;
+  /** A verified archive of the live state this maintenance run already took (the merge path): no second one. */
+  coveredBy?: string;
+  /**
+   * The merge path (merge-legacy.ts): the importers wrote a staging state, so no source is retired until this hook
+   * has put the rows where the runtime reads them. It answers, per imported source, why it must stay in place
+   * (null: retire it). Throwing keeps every source in place, failed.
+   */
+  beforeRetire?: (held: readonly PendingRetirement[]) => Promise<MergedBeforeRetire>;
 }
 
 /** Imported bytes between full garbage collections (each ~10 ms on the small live heap of a run). */
@@ -304,7 +320,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     runId,
     mainKey: readConfiguredMainKey(paths, paths.stateDir),
     outcomes: [],
-    retire: new RetireQueue(global, paths, (p) => writeSource(global, rowInput(runId, p.s, p.outcome, p.status, p.counts, p.importedAt, false))),
+    retire: new RetireQueue(global, paths, (p) => writeSource(global, rowInput(runId, p.s, p.outcome, p.status, p.counts, p.importedAt, false)), Boolean(options.beforeRetire)),
     progress: { phase: "import", done: 0, total: actionable.length, bytesDone: 0, bytesTotal: actionable.reduce((n, s) => n + s.sizeBytes, 0) },
     backupPath: null,
   };
@@ -315,7 +331,10 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
   // Started now so its start-up overlaps with the backup and the layout moves.
   if (actionable.some((s) => s.kind === "transcript")) preparer.warm();
   try {
-    if (needsBackup(withoutBrokenAgents(plan, broken), Boolean(options.removeSources))) {
+    if (options.coveredBy) {
+      backupPath = options.coveredBy;
+      state.backupPath = backupPath;
+    } else if (needsBackup(withoutBrokenAgents(plan, broken), Boolean(options.removeSources))) {
       if (options.backup === false) {
         backupSkipped = true;
         warnings.push("NO BACKUP: --no-backup skipped the pre-migration backup; there is no archive to roll back to");
@@ -472,6 +491,13 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     } finally {
       state.retire.flush(null);
     }
+    if (options.beforeRetire) {
+      options.onProgress?.({ ...state.progress, phase: "merge" });
+      const merged = await options.beforeRetire(state.retire.waiting);
+      state.retire.release(merged.keep);
+      // A source kept in place had its row rewritten by the queue; a retired one gets its amended outcome here.
+      for (const p of merged.amended) if (p.outcome.retired !== null) writeSource(global, rowInput(runId, p.s, p.outcome, p.status, p.counts, p.importedAt, true));
+    }
     options.onProgress?.({ ...state.progress, phase: "retire" });
     // Deepest first, then up while empty (delivery-queue/failed/ then delivery-queue/), never the state dir itself.
     const stateDir = path.resolve(paths.stateDir);
@@ -486,6 +512,9 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     error = describeError(runError);
   } finally {
     await preparer.close();
+    // Imported into the staging state only (the merge did not run or failed): every one stays, and is tried again.
+    const why = `imported into the staging state, but not merged into OpenClaw's databases${error ? ` (${error})` : ""}; left in place, the next \`doctor --fix\` tries again`;
+    state.retire.release(() => ({ reason: why, failed: true }));
   }
 
   const outcomes = state.outcomes;

@@ -1,5 +1,6 @@
 // The migration ledger in the global DB: migration_runs (one row per run) and migration_sources (one per source).
 import crypto from "node:crypto";
+import path from "node:path";
 import type Database from "better-sqlite3";
 import { ByteSink } from "../core/byte-sink.js";
 import { releaseMemory } from "../core/heap.js";
@@ -244,4 +245,32 @@ export function listRuns(db: GlobalDatabase, limit: number): RunRow[] {
 
 export function countRuns(db: GlobalDatabase): number {
   return Number(db.first(db.q.selectFrom("migration_runs").select((eb) => eb.fn.countAll<number>().as("n")))?.n ?? 0);
+}
+
+/**
+ * The merge path: this run's rows, written in the staging ledger (this tool's format) as its sources were imported
+ * and retired, copied into the live ledger — OpenClaw's current format records the source path absolute and always
+ * an `imported_at`.
+ */
+export function copyRunLedger(from: GlobalDatabase, to: GlobalDatabase, runId: string, stateDir: string): number {
+  const run = from.first(from.q.selectFrom("migration_runs").selectAll().where("id", "=", runId));
+  const sources = from.all(from.q.selectFrom("migration_sources").selectAll().where("last_run_id", "=", runId));
+  const openclaw = isOpenclawLedger(to);
+  to.immediate(() => {
+    if (run) {
+      const values = { id: run.id, started_at: run.started_at, finished_at: run.finished_at, status: run.status, report_json: run.report_json ?? "{}" };
+      to.run(to.q.insertInto("migration_runs").values(values).onConflict((oc) => oc.column("id").doUpdateSet({ finished_at: values.finished_at, status: values.status, report_json: values.report_json })));
+    }
+    for (const row of sources) {
+      const values = {
+        ...row,
+        source_path: openclaw ? path.resolve(stateDir, row.source_path) : row.source_path,
+        target_table: row.target_table ?? "",
+        imported_at: row.imported_at ?? (openclaw ? Date.now() : null),
+        report_json: row.report_json ?? "{}",
+      };
+      to.run(to.q.insertInto("migration_sources").values(values).onConflict((oc) => oc.column("source_key").doUpdateSet(values)));
+    }
+  });
+  return sources.length;
 }

@@ -5,7 +5,7 @@ import path from "node:path";
 import { collectGarbage } from "../core/heap.js";
 import { describeError } from "../core/errors.js";
 import { isOpenclawFormat, type DbFormat } from "../state/db-format.js";
-import { agentDbPath, isPathInside, type StatePaths } from "../state/paths.js";
+import { agentDbPath, isPathInside, liveStatePaths, type StatePaths } from "../state/paths.js";
 import { openGlobalDatabase, readDatabaseFormat, type GlobalDatabase } from "../state/state-databases.js";
 import { IMPORTERS } from "./importers/index.js";
 import { compareText, takeInventory, type Inventory } from "./inventory.js";
@@ -29,6 +29,14 @@ const blockedPlans = new WeakMap<MigrationPlan, DbFormat>();
 /** The database format that keeps this plan's sources from being imported (null when none does). */
 export function planBlockedBy(plan: MigrationPlan): DbFormat | null {
   return blockedPlans.get(plan) ?? null;
+}
+
+/** Plans whose sources are merged into a state already in OpenClaw's current format (merge-legacy.ts). */
+const mergePlans = new WeakMap<MigrationPlan, DbFormat>();
+
+/** The current-format global database this plan's sources merge into, or null (the state is in this tool's format). */
+export function planMergesInto(plan: MigrationPlan): DbFormat | null {
+  return mergePlans.get(plan) ?? null;
 }
 
 /** Inspections behind each plan, kept off the serialized plan (index session-id lists can be long). */
@@ -91,8 +99,13 @@ export interface Detection {
 export interface StateFormats {
   global: DbFormat | null;
   agents: Map<string, DbFormat>;
-  /** The first database in a released OpenClaw's format (or a newer one): this tool's importers cannot write there. */
+  /** The first database in a released OpenClaw's format (or a newer one) that keeps legacy sources waiting. */
   foreign: DbFormat | null;
+  /**
+   * The global database when every database of the state is in OpenClaw's current format: legacy sources are then
+   * imported into a staging state and merged, record by record, into those databases (merge-legacy.ts).
+   */
+  mergeInto: DbFormat | null;
 }
 
 
@@ -109,8 +122,10 @@ export function readStateFormats(paths: StatePaths, agentIds: Iterable<string>):
     const f = formatOf(agentDbPath(paths, id), "agent");
     if (f) agents.set(id, f);
   }
+  const current = (f: DbFormat | null): boolean => f !== null && f.id === "openclaw" && f.current;
+  const mergeable = current(global) && [...agents.values()].every(current);
   const foreign = [global, ...agents.values()].find((f) => isOpenclawFormat(f)) ?? null;
-  return { global, agents, foreign };
+  return { global, agents, foreign: mergeable ? null : foreign, mergeInto: mergeable ? global : null };
 }
 
 /** Why a legacy source waits when the databases are in OpenClaw's format (the importers write the design-v1 tables). */
@@ -123,7 +138,8 @@ export function detectSources(paths: StatePaths): Detection {
   const inv = takeInventory(paths);
   const config = readConfig(paths, inv.root).value;
   const ctx: DetectContext = { paths, root: inv.root, sessionsDirs: inv.sessionsDirs, agentDirs: inv.agentDirs, mainKey: configuredMainKey(config), config };
-  const formats = readStateFormats(paths, inv.agentDirs.map((a) => a.agentId));
+  // A staging state (the merge path) is judged by the live databases: they decide what is live and what merges.
+  const formats = readStateFormats(liveStatePaths(paths), inv.agentDirs.map((a) => a.agentId));
   const live = new Map<string, string>();
   const detected = IMPORTERS.flatMap((importer) => importer.detect(ctx).map((source) => ({ importer, source }))).filter(({ source }) => {
     // OpenClaw 2026.6.33 and 2026.9.6 still read agents/<id>/agent/models.json at runtime (its doctor leaves it):
@@ -296,6 +312,7 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
   plan.fingerprint = planFingerprint(plan);
   inspections.set(plan, cache);
   if (formats.foreign) blockedPlans.set(plan, formats.foreign);
+  if (formats.mergeInto) mergePlans.set(plan, formats.mergeInto);
   return plan;
 }
 
@@ -309,6 +326,9 @@ export function adoptPlan(target: MigrationPlan, fresh: MigrationPlan): Migratio
   const blocked = blockedPlans.get(fresh);
   if (blocked) blockedPlans.set(target, blocked);
   else blockedPlans.delete(target);
+  const merge = mergePlans.get(fresh);
+  if (merge) mergePlans.set(target, merge);
+  else mergePlans.delete(target);
   const cache = inspections.get(fresh);
   if (cache) inspections.set(target, cache);
   inspections.delete(fresh);

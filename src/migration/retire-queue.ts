@@ -25,6 +25,8 @@ export interface PendingRetirement {
  */
 export class RetireQueue {
   private readonly pending: PendingRetirement[] = [];
+  /** Synced but not retired: with `hold`, sources wait for `release` (their rows are not yet where the runtime reads). */
+  private readonly held: PendingRetirement[] = [];
   private readonly batch: RetireBatch;
 
   /**
@@ -35,12 +37,31 @@ export class RetireQueue {
     private readonly global: GlobalDatabase,
     private readonly paths: Pick<StatePaths, "stateDir" | "credentialsDir">,
     private readonly recordKept: (pending: PendingRetirement) => void,
+    private readonly hold = false,
   ) {
     this.batch = new RetireBatch(paths.stateDir);
   }
 
   get size(): number {
     return this.pending.length;
+  }
+
+  /** The sources held for `release`. */
+  get waiting(): readonly PendingRetirement[] {
+    return this.held;
+  }
+
+  /**
+   * Retires the held sources, except those `keepReason` names a reason for: they stay in place and their outcome and
+   * ledger row say why. Never throws.
+   */
+  release(keepReason: (pending: PendingRetirement) => { reason: string; failed: boolean } | null): void {
+    for (const p of this.held.splice(0)) {
+      const kept = keepReason(p);
+      if (kept === null) this.retire(p);
+      else this.keep(p, kept.reason, kept.failed);
+    }
+    this.batch.sync();
   }
 
   defer(pending: PendingRetirement): SourceOutcome {
@@ -59,8 +80,9 @@ export class RetireQueue {
       unsynced = `imported, but not retired: the new rows could not be synced to disk (${describeError(error)}); the next \`doctor --fix\` retires it`;
     }
     for (const p of this.pending.splice(0)) {
-      if (unsynced === null) this.retire(p);
-      else this.keep(p, unsynced);
+      if (unsynced !== null) this.keep(p, unsynced);
+      else if (this.hold) this.held.push(p);
+      else this.retire(p);
     }
     this.batch.sync();
   }
@@ -93,12 +115,19 @@ export class RetireQueue {
   }
 
   /** The source stays in place after all: the outcome and the ledger row say so. */
-  private keep(pending: PendingRetirement, warning: string): void {
+  private keep(pending: PendingRetirement, warning: string, failed = false): void {
     const { outcome } = pending;
     outcome.retired = null;
     delete outcome.retiredTo;
-    if (outcome.status !== "failed") outcome.status = "warning";
-    outcome.warnings.push(warning);
+    if (failed) {
+      // Its rows did not all reach the runtime's tables: the ledger says failed, so the next run tries again.
+      outcome.status = "failed";
+      outcome.reason = warning;
+      pending.status = "failed";
+    } else {
+      if (outcome.status !== "failed") outcome.status = "warning";
+      outcome.warnings.push(warning);
+    }
     try {
       this.recordKept(pending);
     } catch (error) {

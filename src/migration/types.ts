@@ -353,7 +353,7 @@ export interface RunTotals {
   bytes: number;
 }
 
-export type MigrationPhase = "plan" | "backup" | "config" | "layout" | "import" | "retire" | "record" | "upgrade";
+export type MigrationPhase = "plan" | "backup" | "config" | "layout" | "import" | "retire" | "record" | "upgrade" | "merge";
 
 /** Progress for a TTY spinner: core code reports, the CLI renders. */
 export interface MigrationProgress {

@@ -16,6 +16,12 @@ export interface StatePaths {
   backupDir: string;
   globalDbPath: string;
   agentsDir: string;
+  /**
+   * The merge path's staging state (src/migration/merge-legacy.ts): the databases live under this directory
+   * (`<dbRoot>/state/openclaw.sqlite`, `<dbRoot>/agents/<id>/agent/…`) while every legacy source, the config and the
+   * formats that decide what is live are read from the real state dir. Absent for every other caller.
+   */
+  staging?: { dbRoot: string; liveGlobalDbPath: string; liveAgentsDir: string };
 }
 
 export interface ResolveStatePathsOptions {
@@ -92,7 +98,19 @@ export function resolveStatePaths(options: ResolveStatePathsOptions = {}): State
 /** The agent DB path; the id is normalized (and rejected if unsafe) before it touches a path. */
 export function agentDbPath(paths: StatePaths, agentId: string): string {
   const id = normalizeAgentId(agentId);
-  return path.join(paths.agentsDir, id, "agent", AGENT_DB_FILENAME);
+  return path.join(paths.staging ? path.join(paths.staging.dbRoot, "agents") : paths.agentsDir, id, "agent", AGENT_DB_FILENAME);
+}
+
+/** The paths of a staging state whose databases live under `dbRoot` (inside the state dir), all else as `paths`. */
+export function stagingStatePaths(paths: StatePaths, dbRoot: string): StatePaths {
+  return { ...paths, globalDbPath: path.join(dbRoot, GLOBAL_DB_RELATIVE), staging: { dbRoot, liveGlobalDbPath: paths.globalDbPath, liveAgentsDir: paths.agentsDir } };
+}
+
+/** The state's own databases: for a staging state, the live ones its formats are read from. */
+export function liveStatePaths(paths: StatePaths): StatePaths {
+  if (!paths.staging) return paths;
+  const { staging: _staging, ...rest } = paths;
+  return { ...rest, globalDbPath: paths.staging.liveGlobalDbPath };
 }
 
 /** True when `child` is `parent` or inside it (both absolute). Entries named `..x` or `...` are inside. */

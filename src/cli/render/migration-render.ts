@@ -18,6 +18,7 @@ const PHASE_LABEL: Record<MigrationProgress["phase"], string> = {
   retire: "retiring sources",
   record: "recording the run",
   upgrade: "writing OpenClaw's database format",
+  merge: "merging into OpenClaw's databases",
 };
 
 const BACKUP_STEP: Record<string, string> = { plan: "planning", snapshot: "snapshotting databases", archive: "archiving", finalize: "finishing", verify: "verifying" };
@@ -34,7 +35,7 @@ export function formatMigrationProgress(e: MigrationProgress): string {
     const step = e.step ? ` (${BACKUP_STEP[e.step] ?? e.step})` : "";
     return e.bytesDone > 0 ? `${label}${step}… ${bytesOf(e.bytesDone, e.bytesTotal)}` : `${label}${step}…`;
   }
-  if (e.phase === "record" || e.phase === "upgrade") return `${label}${e.current ? ` (${e.current})` : ""}…`;
+  if (e.phase === "record" || e.phase === "upgrade" || e.phase === "merge") return `${label}${e.current ? ` (${e.current})` : ""}…`;
   const counts = e.total > 0 ? ` ${formatCount(Math.min(e.done, e.total))}/${formatCount(e.total)} sources (${bytesOf(e.bytesDone, e.bytesTotal)})` : "";
   return `${label}${counts}${e.current ? ` — ${e.current}` : ""}`;
 }

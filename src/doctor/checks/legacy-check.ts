@@ -6,7 +6,8 @@ import { findBrokenAgentDatabases } from "../../migration/broken-databases.js";
 import { describeEntry, entriesByClass } from "../../migration/legacy-inventory.js";
 import type { LegacyClass } from "../../migration/legacy-paths.js";
 import { moveLegacyStateDir } from "../../migration/layout.js";
-import { foreignFormatReason, planBlockedBy, planMigration } from "../../migration/plan-migration.js";
+import { foreignFormatReason, planBlockedBy, planMergesInto, planMigration } from "../../migration/plan-migration.js";
+import { mergeLegacyIntoCurrent } from "../../migration/merge-legacy.js";
 import { importerFor } from "../../migration/importers/index.js";
 import type { MigrationPlan, PlannedSource, SourceKind } from "../../migration/types.js";
 import { pathExists } from "../../state/private-fs.js";
@@ -186,7 +187,10 @@ function describeMigration(plan: MigrationPlan): string {
     plan.layout.some((l) => l.kind === "legacy-agent-dir" && l.action === "move") ? "move the legacy agent/ dir into agents/main/agent/" : "",
     plan.config.keys.some((k) => k.blocked === null) ? `rewrite ${plan.config.keys.filter((k) => k.blocked === null).length} legacy config key(s) in ${plan.config.path}` : "",
   ].filter(Boolean);
-  return `${parts.join(", ")} (retired files go under migrated/<run id>/)`;
+  const merge = planMergesInto(plan);
+  // The state is already in OpenClaw's format: the rows go through a staging state and merge record by record.
+  const how = merge ? `; the databases are in ${merge.writtenBy}'s format, so the sources are imported into a staging state under migrated/ and merged record by record (OpenClaw's newer rows win, every row left out or replaced is kept)` : "";
+  return `${parts.join(", ")} (retired files go under migrated/<run id>/)${how}`;
 }
 
 export const legacyCheck: DoctorCheck = {
@@ -213,7 +217,19 @@ export const legacyCheck: DoctorCheck = {
         description: describeMigration(plan),
         order: 50,
         async apply(rctx) {
-          const run = await applyMigration({
+          const mergeInto = planMergesInto(plan);
+          const merged = mergeInto
+            ? await mergeLegacyIntoCurrent({
+                paths: rctx.paths,
+                live: rctx.global,
+                plan,
+                backup: rctx.migration.backup,
+                removeSources: rctx.migration.removeSources,
+                ...(rctx.migration.backupDir ? { backupDir: rctx.migration.backupDir } : {}),
+                ...(rctx.onProgress ? { onProgress: rctx.onProgress } : {}),
+              })
+            : null;
+          const run = merged?.run ?? await applyMigration({
             paths: rctx.paths,
             global: rctx.global,
             plan,

@@ -113,18 +113,30 @@ function registerAgent(globalTmp: string, agentId: string, relativePath: string,
   }
 }
 
+export interface StagedUpgrade {
+  target: UpgradeTarget;
+  tmp: string;
+  result: DbUpgradeResult;
+}
+
+export interface CreatedAgentDb {
+  /** Where the file goes (the agent DB path of `paths`). */
+  path: string;
+  tmp: string;
+  result: DbUpgradeResult;
+}
+
 /**
- * Writes every new file first (nothing live changes), then swaps agents before the global DB; undoes the swaps on
- * error. The caller holds the state's lock file: the lease row lives in a file this replaces.
+ * Writes the upgraded copy of every target at `tmpOf(target)` (the sources are only read; a reader sees what a
+ * writer in WAL mode committed), then the agent files created for agents whose only state is auth rows. Nothing
+ * of the sources changes; on error every copy written is removed.
  */
-export function upgradeStateDatabases(options: UpgradeStateOptions): DbUpgradeResult[] {
-  const staged: Array<{ target: UpgradeTarget; tmp: string; result: DbUpgradeResult }> = [];
-  /** New agent files for agents whose only state was auth rows in the global DB: renamed into place, nothing replaced. */
-  const created: Array<{ path: string; tmp: string; result: DbUpgradeResult }> = [];
+export function writeUpgradedCopies(options: UpgradeStateOptions, tmpOf: (target: UpgradeTarget) => string): { staged: StagedUpgrade[]; created: CreatedAgentDb[] } {
+  const staged: StagedUpgrade[] = [];
+  const created: CreatedAgentDb[] = [];
   try {
     for (const target of options.targets) {
-      settle(target);
-      const tmp = `${target.path}.upgrade-${options.now}.tmp`;
+      const tmp = tmpOf(target);
       removeQuietly(tmp);
       const result =
         target.role === "global"
@@ -141,6 +153,16 @@ export function upgradeStateDatabases(options: UpgradeStateOptions): DbUpgradeRe
     for (const s of [...staged, ...created]) removeQuietly(s.tmp);
     throw error instanceof OperationError ? error : new OperationError("upgrade_failed", `Upgrading the databases failed before any file was replaced: ${describeError(error)} (nothing was changed).`, { cause: error });
   }
+  return { staged, created };
+}
+
+/**
+ * Writes every new file first (nothing live changes), then swaps agents before the global DB; undoes the swaps on
+ * error. The caller holds the state's lock file: the lease row lives in a file this replaces.
+ */
+export function upgradeStateDatabases(options: UpgradeStateOptions): DbUpgradeResult[] {
+  for (const target of options.targets) settle(target);
+  const { staged, created } = writeUpgradedCopies(options, (target) => `${target.path}.upgrade-${options.now}.tmp`);
   const order = [...staged].sort((a, b) => (a.target.role === b.target.role ? 0 : a.target.role === "agent" ? -1 : 1));
   const swapped: typeof staged = [];
   const placed: string[] = [];
