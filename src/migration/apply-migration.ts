@@ -39,6 +39,9 @@ export interface MergedBeforeRetire {
   keep: (pending: PendingRetirement) => { reason: string; failed: boolean } | null;
   /** Held sources whose outcome the merge amended (a warning that no longer holds): their ledger rows are rewritten. */
   amended: readonly PendingRetirement[];
+  /** What the merge did and what it left, for the run's report (and so its ledger row). */
+  changes: readonly string[];
+  warnings: readonly string[];
 }
 
 export interface ApplyMigrationOptions {
@@ -495,6 +498,8 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
       options.onProgress?.({ ...state.progress, phase: "merge" });
       const merged = await options.beforeRetire(state.retire.waiting);
       state.retire.release(merged.keep);
+      changes.push(...merged.changes);
+      warnings.push(...merged.warnings);
       // A source kept in place had its row rewritten by the queue; a retired one gets its amended outcome here.
       for (const p of merged.amended) if (p.outcome.retired !== null) writeSource(global, rowInput(runId, p.s, p.outcome, p.status, p.counts, p.importedAt, true));
     }

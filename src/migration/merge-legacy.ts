@@ -99,13 +99,12 @@ export async function mergeLegacyIntoCurrent(options: MergeLegacyOptions): Promi
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       beforeRetire: async (held) => {
         const outcome = mergeStaged({ paths, staging, stagingDir, now: now(), startedAt }, merges, failedMerges, createdAgentDbs, adoptedKeys);
-        return { keep: (pending) => keepReason(pending, outcome), amended: amendAdopted(held, adoptedKeys) };
+        const report = { changes: coveredBy ? [`verified pre-migration backup: ${coveredBy}`] : [], warnings: [...backupWarnings] };
+        for (const a of adoptedKeys) report.changes.push(`session ${a.sessionId} (agent "${a.agentId}") stays under the runtime's key ${a.to}; the import had filed it as ${a.from}`);
+        describeMerges(report, merges, failedMerges, createdAgentDbs, stagingDir);
+        return { keep: (pending) => keepReason(pending, outcome), amended: amendAdopted(held, adoptedKeys), ...report };
       },
     });
-    if (coveredBy) run.changes.unshift(`verified pre-migration backup: ${coveredBy}`);
-    run.warnings.push(...backupWarnings);
-    for (const a of adoptedKeys) run.changes.push(`session ${a.sessionId} (agent "${a.agentId}") stays under the runtime's key ${a.to}; the import had filed it as ${a.from}`);
-    describeMerges(run, merges, failedMerges, createdAgentDbs, stagingDir);
     // This run's ledger rows, written in the staging ledger as the sources were imported and retired, go to the live one.
     try {
       copyRunLedger(stagingGlobal, options.live, run.runId, paths.stateDir);
@@ -239,7 +238,7 @@ function amendAdopted(held: readonly PendingRetirement[], adopted: ReadonlyArray
 }
 
 /** The run's changes and warnings name what the merge did: rows added, kept newer, replaced (with where the old ones are kept). */
-function describeMerges(run: MigrationRunResult, merges: MergeReport[], failed: MergeLegacyResult["failedMerges"], created: string[], stagingDir: string): void {
+function describeMerges(run: { changes: string[]; warnings: string[] }, merges: MergeReport[], failed: MergeLegacyResult["failedMerges"], created: string[], stagingDir: string): void {
   for (const file of created) run.changes.push(`created ${file} from the imported rows (the runtime had no database for this agent)`);
   for (const m of merges) {
     const sum = (k: "inserted" | "identical" | "replaced" | "keptNewer" | "conflicts"): number => Object.values(m.tables).reduce((n, t) => n + t[k], 0);

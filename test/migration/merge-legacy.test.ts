@@ -145,6 +145,9 @@ describe("merge into a state in OpenClaw 2026.9.6's format", () => {
     expect(Number(row![1])).toBe(later);
     const warnings = result.migration!.run!.warnings.join("\n");
     expect(warnings).toMatch(/kept OpenClaw's newer row cron_jobs/);
+    // Named in the live ledger too: the run's report lists the record kept out.
+    const [[report]] = sql(globalDb(s), `SELECT report_json FROM migration_runs WHERE id = '${result.migration!.run!.runId}'`) as [[string]];
+    expect(report).toMatch(/kept OpenClaw's newer row cron_jobs/);
     const kept = fs.readdirSync(path.join(s.stateDir, "migrated")).filter((d) => d.startsWith("merge-"));
     expect(kept).toHaveLength(1);
     const keptRows = sql(path.join(s.stateDir, "migrated", kept[0]!, "kept", "global.sqlite"), "SELECT side, table_name FROM merge_kept");
