@@ -30,7 +30,8 @@ export const deviceIdentityImporter = jsonRowsImporter({
         row("device_identities", ["identity_key"], {
           identity_key: "default",
           device_id: deviceId,
-          public_key_pem: str(value.publicKeyPem),
+          // PEMs as written: OpenClaw 2026.9.6 requires canonical framing (a trailing newline) and rejects a trimmed key.
+          public_key_pem: str(value.publicKeyPem) === null ? null : (value.publicKeyPem as string),
           private_key_pem: typeof value.privateKeyPem === "string" ? value.privateKeyPem : null,
           created_at_ms: ms(value.createdAtMs),
           updated_at_ms: source.mtimeMs,

@@ -61,11 +61,19 @@ function withoutHeldDeliveries(ctx: GlobalUpgradeContext, table: string, rows: A
 /**
  * Keys whose spelling differs between the formats: the design-v1 singleton row of exec approvals is `default`;
  * 2026.9.6 reads and writes only `config_key = 'current'` (its EXEC_APPROVALS_CONFIG_KEY), so a row under any other
- * key would be invisible to its runtime.
+ * key would be invisible to its runtime. Likewise the device identity: design-v1 `default`, 2026.9.6 only
+ * `identity_key = 'primary'` (its PRIMARY_DEVICE_IDENTITY_KEY); under `default` its gateway would mint a new identity
+ * and no longer match the paired device.
  */
+const OPENCLAW_SINGLETON_KEYS: Record<string, { column: string; from: string; to: string }> = {
+  exec_approvals_config: { column: "config_key", from: "default", to: "current" },
+  device_identities: { column: "identity_key", from: "default", to: "primary" },
+};
+
 function withOpenclawKeys(table: string, rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
-  if (table !== "exec_approvals_config") return rows;
-  return rows.map((r) => (r.config_key === "default" ? { ...r, config_key: "current" } : r));
+  const key = OPENCLAW_SINGLETON_KEYS[table];
+  if (!key) return rows;
+  return rows.map((r) => (r[key.column] === key.from ? { ...r, [key.column]: key.to } : r));
 }
 
 /** Type changes where SQLite's STRICT conversion keeps the value exactly (an integer stored in a REAL column). */

@@ -36,7 +36,7 @@ describe("device importers", () => {
     expect(run.status).toBe("completed");
     const identity = JSON.parse(fs.readFileSync(path.join(stateDir, "migrated", run.runId, "identity/device.json"), "utf8"));
     expect(rows(paths.globalDbPath, "SELECT * FROM device_identities")).toEqual([
-      { identity_key: "default", device_id: DEVICE, public_key_pem: identity.publicKeyPem.trim(), private_key_pem: identity.privateKeyPem, created_at_ms: 1767000000000, updated_at_ms: expect.any(Number) },
+      { identity_key: "default", device_id: DEVICE, public_key_pem: identity.publicKeyPem, private_key_pem: identity.privateKeyPem, created_at_ms: 1767000000000, updated_at_ms: expect.any(Number) },
     ]);
     expect(rows(paths.globalDbPath, "SELECT * FROM device_auth_tokens ORDER BY role")).toEqual([
       { device_id: DEVICE, role: "node", token: "devtok-PLANTED-NODE-TOKEN-def456", scopes_json: "[]", updated_at_ms: 1767100000001 },
