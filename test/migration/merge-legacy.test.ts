@@ -153,4 +153,22 @@ describe("merge into a state in OpenClaw 2026.9.6's format", () => {
     const keptRows = sql(path.join(s.stateDir, "migrated", kept[0]!, "kept", "global.sqlite"), "SELECT side, table_name FROM merge_kept");
     expect(keptRows).toContainEqual(["staged-older", "cron_jobs"]);
   });
+  it("a moved state (cron rows keyed by the old mount) with a stale jobs.json: one row per job, under this mount, the runtime's newer schedule", async () => {
+    const s = makeTempState(V96);
+    fs.rmSync(path.join(s.stateDir, "README.md"));
+    const db = new Database(globalDb(s));
+    const later = Date.now() - 1000;
+    db.prepare("UPDATE cron_jobs SET updated_at = ?, runtime_updated_at_ms = ? WHERE job_id = 'daily-brief'").run(later, later);
+    db.close();
+    const jobs = { version: 1, jobs: [{ id: "daily-brief", name: "Daily brief (stale copy)", enabled: true, schedule: { kind: "cron", expr: "0 9 * * *", tz: "UTC" }, sessionTarget: "isolated", wakeMode: "now", payload: { kind: "agentTurn", message: "Summarize my inbox" }, updatedAtMs: later - 60_000 }] };
+    fs.mkdirSync(path.join(s.stateDir, "cron"), { recursive: true });
+    fs.writeFileSync(path.join(s.stateDir, "cron/jobs.json"), JSON.stringify(jobs));
+
+    const result = await runDoctor({ paths: s.paths, fix: true });
+    expect(doctorExitCode(result, false), JSON.stringify(result.repairs, null, 2)).toBe(0);
+    const rows = sql(globalDb(s), "SELECT store_key, job_json FROM cron_jobs WHERE job_id = 'daily-brief'");
+    expect(rows).toHaveLength(1);
+    expect(rows[0]![0]).toBe(path.join(s.stateDir, "cron", "jobs.json"));
+    expect(JSON.parse(rows[0]![1]!)).toMatchObject({ name: "Daily brief", schedule: { expr: "0 8 * * *" } });
+  });
 });
