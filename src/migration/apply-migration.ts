@@ -61,6 +61,11 @@ export interface ApplyMigrationOptions {
   /** Where small transcripts are parsed ahead of their transaction (tests compare the three). */
   prepareTranscripts?: TranscriptPrepareMode;
   onProgress?: (event: MigrationProgress) => void;
+  /**
+   * The ledger the plan consults (what was imported, skipped or failed before); default `global`. The merge path
+   * imports into a fresh staging ledger but plans against the live one, so `migrate skip` and earlier runs count.
+   */
+  planLedger?: GlobalDatabase;
   /** A verified archive of the live state this maintenance run already took (the merge path): no second one. */
   coveredBy?: string;
   /**
@@ -307,7 +312,8 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
   const interrupted = closeInterruptedRuns(global, startedAt);
   if (interrupted.length > 0) changes.push(`closed ${interrupted.length} interrupted run(s) (${interrupted.join(", ")}) as failed; this run finishes their work`);
 
-  let plan = await planMigration({ paths, ledger: global, ...(options.plan ? { previous: options.plan } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+  const planLedger = options.planLedger ?? global;
+  let plan = await planMigration({ paths, ledger: planLedger, ...(options.plan ? { previous: options.plan } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   const replanned = options.plan !== undefined && options.plan.fingerprint !== plan.fingerprint;
   if (replanned) warnings.push(`the legacy tree changed since the plan was shown: re-planned under the lease (${describePlanChange(options.plan!, plan)})`);
   // The caller's plan becomes the one applied: one plan in memory, and the caller reports what ran.
@@ -401,7 +407,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     // Files of the old agent/ dir (auth profiles, models.json) are sources at their new place: plan them now,
     // so one `--fix` converges.
     if (movedLayout || replan) {
-      plan = await planMigration({ paths, ledger: global, previous: plan });
+      plan = await planMigration({ paths, ledger: planLedger, previous: plan });
       actionable = plan.sources.filter((s) => s.action !== "skip");
       state.progress.total = actionable.length;
       state.progress.bytesTotal = actionable.reduce((n, s) => n + s.sizeBytes, 0);

@@ -93,6 +93,7 @@ export async function mergeLegacyIntoCurrent(options: MergeLegacyOptions): Promi
       paths: staging,
       global: stagingGlobal,
       plan: options.plan,
+      planLedger: options.live,
       backup: options.backup !== false,
       ...(coveredBy ? { coveredBy } : {}),
       ...(options.removeSources ? { removeSources: true } : {}),

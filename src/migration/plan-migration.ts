@@ -6,7 +6,7 @@ import { collectGarbage } from "../core/heap.js";
 import { describeError } from "../core/errors.js";
 import { isOpenclawFormat, type DbFormat } from "../state/db-format.js";
 import { agentDbPath, isPathInside, liveStatePaths, type StatePaths } from "../state/paths.js";
-import { openGlobalDatabase, readDatabaseFormat, type GlobalDatabase } from "../state/state-databases.js";
+import { openLedgerDatabase, readDatabaseFormat, type GlobalDatabase } from "../state/state-databases.js";
 import { IMPORTERS } from "./importers/index.js";
 import { compareText, takeInventory, type Inventory } from "./inventory.js";
 import { configuredMainKey, planConfig, readConfig } from "./legacy-config.js";
@@ -78,9 +78,11 @@ export function planFingerprint(plan: Pick<MigrationPlan, "sources" | "layout">)
 }
 
 function openLedger(paths: StatePaths): GlobalDatabase | null {
-  if (!fs.existsSync(paths.globalDbPath)) return null;
+  // The live ledger: this tool's format or OpenClaw's current one (same ledger columns), for a staging state too.
+  const live = liveStatePaths(paths);
+  if (!fs.existsSync(live.globalDbPath)) return null;
   try {
-    return openGlobalDatabase(paths, { mode: "read" });
+    return openLedgerDatabase(live, { mode: "read" });
   } catch {
     return null;
   }

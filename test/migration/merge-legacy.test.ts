@@ -5,7 +5,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { doctorExitCode, runDoctor } from "../../src/doctor/run-doctor.js";
-import { makeTempState, type TempState } from "../helpers/temp-state.js";
+import { makeTempState, runInProcess, type TempState } from "../helpers/temp-state.js";
 
 const V96 = "openclaw-2026.9.6/legacy-state-migrated";
 
@@ -123,6 +123,16 @@ describe("merge into a state in OpenClaw 2026.9.6's format", () => {
     expect(fs.existsSync(other)).toBe(false);
     const run = result.migration!.run!;
     expect(sql(globalDb(s), `SELECT status, removed_source FROM migration_sources WHERE last_run_id = '${run.runId}' AND source_path = '${file}'`)).toEqual([["failed", "0"]]);
+
+    // The way out the message names: set the file aside; the next --fix leaves it and succeeds.
+    const skip = await runInProcess(["migrate", "skip", "agents/main/sessions/s-main.jsonl", "--reason", "the runtime's turn is the real one"], s.env);
+    expect(skip.code, skip.stdout + skip.stderr).toBe(0);
+    const after = await runDoctor({ paths: s.paths, fix: true });
+    expect(doctorExitCode(after, false), JSON.stringify(after.repairs, null, 2)).toBe(0);
+    // Set aside under migrated/<run>/skipped/, nothing merged from it.
+    expect(fs.existsSync(file)).toBe(false);
+    expect(retiredCopies(s, "s-main.jsonl").filter((p) => p.includes(`${path.sep}skipped${path.sep}`))).toHaveLength(1);
+    expect(events(s, "s-main").map((e) => e.json.id)).toEqual(["s-main", "e1", "e2", "rt3"]);
   });
 
   it("a stale cron/jobs.json never rolls back a job the runtime changed later; the legacy record is kept, named", async () => {
