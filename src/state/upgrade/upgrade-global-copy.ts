@@ -1,4 +1,5 @@
 // Same-named tables whose columns mean the same in both formats: copied column by column, every gap named in a note.
+import { createHash } from "node:crypto";
 import { type GlobalUpgradeContext, bump, note, readAll } from "./upgrade-global-context.js";
 
 interface ColumnInfo {
@@ -70,10 +71,49 @@ const OPENCLAW_SINGLETON_KEYS: Record<string, { column: string; from: string; to
   device_identities: { column: "identity_key", from: "default", to: "primary" },
 };
 
-function withOpenclawKeys(table: string, rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+function withOpenclawKeys(ctx: GlobalUpgradeContext, table: string, rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
   const key = OPENCLAW_SINGLETON_KEYS[table];
   if (!key) return rows;
-  return rows.map((r) => (r[key.column] === key.from ? { ...r, [key.column]: key.to } : r));
+  const rekeyed = rows.map((r) => (r[key.column] === key.from ? { ...r, [key.column]: key.to } : r));
+  return table === "exec_approvals_config" ? rekeyed.map((r) => withAllowlistIds(ctx, r)) : rekeyed;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * 2026.9.6 gives every exec allowlist entry an id when it normalizes the file (ensureAllowlistIds: a random UUID for
+ * an entry with none), and its doctor stores them so: the same here, so the stored file is the one its runtime keeps.
+ * raw_json is rewritten (2-space JSON, as OpenClaw writes it) only when an id was added; an unparsable one is left as is.
+ */
+function withAllowlistIds(ctx: GlobalUpgradeContext, row: Record<string, unknown>): Record<string, unknown> {
+  let file: unknown;
+  try {
+    file = JSON.parse(String(row.raw_json));
+  } catch {
+    return row;
+  }
+  if (!isObject(file) || !isObject(file.agents)) return row;
+  let added = 0;
+  for (const [agentId, agent] of Object.entries(file.agents)) {
+    if (!isObject(agent) || !Array.isArray(agent.allowlist)) continue;
+    agent.allowlist = agent.allowlist.map((entry: unknown, index: number) => {
+      if (!isObject(entry) || entry.id) return entry;
+      added += 1;
+      return { ...entry, id: allowlistId(agentId, index, entry) };
+    });
+  }
+  if (added === 0) return row;
+  note(ctx, "global.exec-approvals.ids", `exec_approvals_config: ${added} allowlist entr${added === 1 ? "y" : "ies"} without an id given one (a UUID), as OpenClaw 2026.9.6 stores them.`);
+  return { ...row, raw_json: `${JSON.stringify(file, null, 2)}\n` };
+}
+
+/**
+ * 9.6 draws a random UUID; ours is derived from the entry (agent, position, content) in the same shape, so importing
+ * the same file twice gives the same ids — a re-import (the merge path) then finds the row it wrote, not a new one.
+ */
+function allowlistId(agentId: string, index: number, entry: Record<string, unknown>): string {
+  const h = createHash("sha256").update(`${agentId}\u0000${index}\u0000${JSON.stringify(entry)}`).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
 /** Type changes where SQLite's STRICT conversion keeps the value exactly (an integer stored in a REAL column). */
@@ -85,7 +125,7 @@ function columns(handle: GlobalUpgradeContext["src"], table: string): ColumnInfo
 
 export function copySameMeaningTable(ctx: GlobalUpgradeContext, table: string): void {
   if (!ctx.sourceTables.has(table)) return;
-  const rows = withOpenclawKeys(table, withoutHeldDeliveries(ctx, table, readAll(ctx, table)));
+  const rows = withOpenclawKeys(ctx, table, withoutHeldDeliveries(ctx, table, readAll(ctx, table)));
   if (rows.length === 0) return;
   const src = new Map(columns(ctx.src, table).map((c) => [c.name, c]));
   const dst = columns(ctx.dst, table);

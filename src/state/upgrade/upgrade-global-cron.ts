@@ -29,6 +29,20 @@ function definitionRevision(jobJson: Record<string, unknown>): string {
   return `sha256:${crypto.createHash("sha256").update(canonicalJson(definition)).digest("base64url")}`;
 }
 
+/**
+ * When an enabled one-shot (`at`) job runs next, as OpenClaw computes it (computeOneShotNextRunAtMs): at its time,
+ * unless a successful run at or after that time already happened. Undefined for any other schedule.
+ */
+function oneShotNextRunAtMs(job: Record<string, unknown>, state: Record<string, unknown>): number | undefined {
+  const s = job.schedule;
+  if (!isRecord(s) || s.kind !== "at") return undefined;
+  const atMs = typeof s.at === "number" ? s.at : typeof s.at === "string" ? Date.parse(s.at) : NaN;
+  if (!Number.isFinite(atMs)) return undefined;
+  const lastRunAtMs = num(state.lastRunAtMs);
+  if ((state.lastRunStatus ?? state.lastStatus) === "ok" && lastRunAtMs) return atMs > lastRunAtMs ? atMs : undefined;
+  return atMs;
+}
+
 function str(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
 }
@@ -121,6 +135,11 @@ export function upgradeCronJobs(ctx: GlobalUpgradeContext): Map<string, string> 
       note(ctx, "global.cron.disabled-next-run", `cron job ${jobId} is disabled: nextRunAtMs dropped, as OpenClaw stores disabled jobs.`);
     }
     if (state.lastRunStatus === undefined && state.lastStatus !== undefined) state.lastRunStatus = state.lastStatus;
+    const oneShot = enabled && num(state.nextRunAtMs) === undefined ? oneShotNextRunAtMs(jobJson, state) : undefined;
+    if (oneShot !== undefined) {
+      state.nextRunAtMs = oneShot;
+      note(ctx, "global.cron.one-shot-next-run", `cron job ${jobId}: a one-shot job with no next run: nextRunAtMs set to its \`at\` time, as OpenClaw's doctor schedules it.`);
+    }
     const updatedAt = num(row.runtime_updated_at_ms) ?? num(row.updated_at) ?? ctx.now;
     const identity = scheduleIdentity(jobJson);
     if (!identity) note(ctx, "global.cron.no-schedule-identity", `cron job ${jobId}: schedule not recognised (or paced); schedule_identity left NULL for OpenClaw to compute.`);

@@ -52,6 +52,9 @@ describe("upgradeGlobalDb", () => {
     expect(Object.keys(JSON.parse(daily!.job_json!)).at(-1)).toBe("state");
     expect(JSON.parse(every!.state_json!)).toEqual({ lastStatus: "error", lastError: "timeout", consecutiveErrors: 2, lastDeliveryError: "no route", lastRunStatus: "error" });
     expect(JSON.parse(once!.schedule_identity!).schedule).toEqual({ kind: "at", at: "2026-02-01T09:00:00.000Z" });
+    // An enabled one-shot job with no state runs next at its `at` time: what 9.6's doctor writes for this fixture.
+    expect(JSON.parse(once!.state_json!)).toEqual({ nextRunAtMs: Date.parse("2026-02-01T09:00:00.000Z") });
+    expect(result.notes.find((n) => n.code === "global.cron.one-shot-next-run")?.message).toMatch(/^cron job one-shot: /);
     const runs = cli<Record<string, string | number | null>>(target, "SELECT task_id, runtime, source_id, status, owner_key, scope_kind, child_session_key, created_at, ended_at, detail_json FROM task_runs ORDER BY task_id");
     expect(runs.map((r) => [r.task_id, r.runtime, r.source_id, r.status, r.owner_key, r.scope_kind])).toEqual([
       ["cron-runlog-import:daily-brief:1767254400000:1", "cron", "daily-brief", "succeeded", "", "system"],
@@ -125,6 +128,41 @@ describe("upgradeGlobalDb", () => {
     expect(runIds(target)).toEqual([...runIds(source), "state:cron-run-logs-to-task-runs:v1"].sort());
     expect(cli(target, "SELECT status FROM migration_sources WHERE status NOT IN ('imported', 'completed', 'warning')")).toEqual([]);
     expect(cli(target, "SELECT state_key FROM config_machine_state ORDER BY state_key").map((r) => r.state_key)).toEqual(["auth.sharedStore", "authProfiles.state", "authProfiles.store"]);
+  });
+
+  it("leaves a one-shot job unscheduled when it already ran successfully after its time, or is disabled", async () => {
+    const at = Date.parse("2026-02-01T09:00:00.000Z");
+    const cases: Array<[string, string]> = [
+      [`state_json = '{"lastRunAtMs":${at + 1000},"lastRunStatus":"ok"}'`, `{"lastRunAtMs":${at + 1000},"lastRunStatus":"ok"}`],
+      ["enabled = 0, state_json = NULL", "{}"],
+    ];
+    for (const [change, expected] of cases) {
+      const { state, source, target } = await designV1("migration/cron");
+      execFileSync("sqlite3", [source, `UPDATE cron_jobs SET ${change} WHERE job_id = 'one-shot'`]);
+      const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir });
+      expect(cli(target, "SELECT state_json FROM cron_jobs WHERE job_id = 'one-shot'"), change).toEqual([{ state_json: expected }]);
+      expect(result.notes.map((n) => n.code)).not.toContain("global.cron.one-shot-next-run");
+    }
+  });
+
+  it("gives every exec allowlist entry without an id one, as 9.6 stores the file, and keeps the ids it has", async () => {
+    const { state, source, target } = await designV1("migration/exec-approvals");
+    const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir });
+    const [row] = cli<{ raw_json: string; allowlist_count: number }>(target, "SELECT raw_json, allowlist_count FROM exec_approvals_config WHERE config_key = 'current'");
+    const agents = (JSON.parse(row!.raw_json) as { agents: Record<string, { allowlist: Array<Record<string, unknown>> }> }).agents;
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    expect(agents.main!.allowlist).toEqual([
+      { id: "a1", pattern: "/usr/bin/git", lastUsedAt: 1767300000000, lastUsedCommand: "git status", lastResolvedPath: "/usr/bin/git" },
+      { pattern: "/bin/ls", id: expect.stringMatching(uuid) },
+    ]);
+    expect(agents.ops!.allowlist).toEqual([{ pattern: "/usr/bin/kubectl", id: expect.stringMatching(uuid) }]);
+    expect(agents.main!.allowlist[1]!.id).not.toBe(agents.ops!.allowlist[0]!.id);
+    expect(row!.allowlist_count).toBe(3);
+    expect(result.notes.find((n) => n.code === "global.exec-approvals.ids")?.message).toMatch(/^exec_approvals_config: 2 allowlist entries without an id/);
+    // Derived, not drawn: the same file upgraded again gets the same ids (a re-import finds the row it wrote).
+    const again = `${target}.again`;
+    upgradeGlobalDb({ source, target: again, stateDir: state.stateDir });
+    expect(cli<{ raw_json: string }>(again, "SELECT raw_json FROM exec_approvals_config WHERE config_key = 'current'")[0]!.raw_json).toBe(row!.raw_json);
   });
 
   it("refuses a file that is not design-v1 and writes nothing", () => {
