@@ -2,7 +2,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { tryNormalizeAgentId } from "../state/agent-id.js";
-import { DEFAULT_AGENT_ID, isPathInside, type StatePaths } from "../state/paths.js";
+import { isPathInside, type StatePaths } from "../state/paths.js";
+import { readLegacyConfig } from "./legacy-config.js";
+import { resolveLegacyDefaultAgent } from "./legacy-default-agent.js";
 import type { AgentDir, LayoutItem, LeftoverItem, SessionsDir } from "./types.js";
 
 /** State dirs of the product's earlier names, looked for in the home dir. */
@@ -18,6 +20,8 @@ export interface Inventory {
   /** Where legacy sources are read: the state dir, or a legacy state dir that `--fix` moves into its place. */
   root: string;
   sessionsDirs: SessionsDir[];
+  /** The agent that owns main-agent-by-default data (root `sessions/`, the old `agent/` dir): the config's default agent. */
+  defaultAgentId: string;
   /** Every `agents/<id>/` with a valid id (whatever it holds). */
   agentDirs: AgentDir[];
   leftovers: LeftoverItem[];
@@ -140,9 +144,12 @@ export function takeInventory(paths: StatePaths): Inventory {
     }
     sessionsDirs.push({ agentId: name, dir, legacyRoot: false, files: regularFiles(dir) });
   }
+  // Root sessions/ and agent/ predate multi-agent: they belong to the config's default agent, as upstream's doctor moves them.
+  const owner = resolveLegacyDefaultAgent(readLegacyConfig(paths, root));
+  const defaultAgentId = owner.agentId;
   const rootSessions = path.join(root, "sessions");
   const rootSt = lstat(rootSessions);
-  if (rootSt?.isDirectory()) sessionsDirs.push({ agentId: DEFAULT_AGENT_ID, dir: rootSessions, legacyRoot: true, files: regularFiles(rootSessions) });
+  if (rootSt?.isDirectory()) sessionsDirs.push({ agentId: defaultAgentId, dir: rootSessions, legacyRoot: true, files: regularFiles(rootSessions) });
 
   const leftovers: LeftoverItem[] = [];
   for (const d of sessionsDirs) {
@@ -156,16 +163,20 @@ export function takeInventory(paths: StatePaths): Inventory {
 
   const oldAgentDir = path.join(root, "agent");
   const agentSt = lstat(oldAgentDir);
+  const agentTarget = path.join(root, "agents", defaultAgentId, "agent");
   if (agentSt?.isDirectory()) {
     layout.push({
       kind: "legacy-agent-dir",
       path: oldAgentDir,
-      target: path.join(root, "agents", DEFAULT_AGENT_ID, "agent"),
+      target: agentTarget,
       action: "move",
-      reason: "pre-multi-agent agent dir: `doctor --fix` moves its entries into agents/main/agent/ (existing entries there are kept)",
+      reason: `pre-multi-agent agent dir: \`doctor --fix\` moves its entries into agents/${defaultAgentId}/agent/ (existing entries there are kept)`,
     });
   } else if (agentSt?.isSymbolicLink()) {
-    layout.push({ kind: "legacy-agent-dir", path: oldAgentDir, target: path.join(root, "agents", DEFAULT_AGENT_ID, "agent"), action: "report", reason: "is a symlink; left alone" });
+    layout.push({ kind: "legacy-agent-dir", path: oldAgentDir, target: agentTarget, action: "report", reason: "is a symlink; left alone" });
   }
-  return { root, sessionsDirs, agentDirs, leftovers, layout, notes };
+  if (owner.reason && (rootSt?.isDirectory() || agentSt?.isDirectory())) {
+    notes.push(`root sessions/ and agent/ belong to agent "${defaultAgentId}": ${owner.reason}`);
+  }
+  return { root, sessionsDirs, defaultAgentId, agentDirs, leftovers, layout, notes };
 }

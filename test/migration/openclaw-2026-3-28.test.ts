@@ -221,7 +221,14 @@ describe("openclaw@2026.3.28's own state through doctor --fix", () => {
     expect(sql(globalDb(), "SELECT count(*) AS n FROM device_bootstrap_tokens")).toEqual([{ n: 0 }]);
     const approvals = sql(globalDb(), "SELECT config_key, raw_json, agent_count, allowlist_count FROM exec_approvals_config");
     expect(approvals.map((r) => [r.config_key, r.agent_count, r.allowlist_count])).toEqual([["current", 1, 1]]);
-    expect(JSON.parse(String(approvals[0]!.raw_json))).toEqual(readJson("exec-approvals.json"));
+    // As 9.6 stores the file: every allowlist entry without an id gets one (derived from the entry); nothing else changes.
+    const stored = JSON.parse(String(approvals[0]!.raw_json)) as { agents: Record<string, { allowlist?: Array<Record<string, unknown>> }> };
+    const written = readJson("exec-approvals.json") as unknown as { agents: Record<string, { allowlist?: Array<Record<string, unknown>> }> };
+    for (const [agentId, agent] of Object.entries(written.agents)) {
+      agent.allowlist = agent.allowlist?.map((entry, i) => ({ ...entry, id: entry.id ?? stored.agents[agentId]!.allowlist![i]!.id }));
+    }
+    expect(stored).toEqual(written);
+    for (const agent of Object.values(stored.agents)) for (const e of agent.allowlist ?? []) expect(e.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(machine.get("update.checkState")).toEqual(readJson("update-check.json"));
 
     // --- the legacy files are gone from their old places, kept under migrated/ ----------------------------------------

@@ -4,10 +4,15 @@
 // src/commands/doctor/cron/legacy-store-migration.ts and legacy-notify.ts): `jobId` is the old `id`;
 // `schedule.cron` the old `expr`; `atMs` (number or string) becomes an ISO `at`; booleans may be the
 // strings "true"/"false"; a missing `sessionTarget` follows the payload kind; `notify: true` becomes a
-// webhook delivery to the config's `cron.webhook`.
+// webhook delivery to the config's `cron.webhook`. As openclaw@2026.9.6's doctor (normalizeStoredCronJobs): a string
+// `schedule` is a cron expression; a top-level `command` is a systemEvent payload; top-level agent-turn and delivery
+// fields go to the payload, then its delivery hints to `delivery`; an `every` schedule is anchored at `createdAtMs`.
 import { bool, epochMs, flag, idText, int, jsonOrNull, num, obj, str } from "./coerce.js";
 
 type Obj = Record<string, unknown>;
+
+/** Delivery hints the oldest jobs kept at the top level (upstream's stripLegacyTopLevelFields, plus `bestEffort`). */
+const TOP_LEVEL_DELIVERY_FIELDS = ["deliver", "channel", "to", "threadId", "bestEffortDeliver", "bestEffort", "provider"];
 
 export interface NormalizedJob {
   id: string;
@@ -63,6 +68,8 @@ function coerceSchedule(raw: Obj, legacy: Set<string>): Obj | null {
 
 /** The schedule a job carries: its `schedule` object, or (oldest files) schedule fields at the top level. */
 function scheduleSource(job: Obj): Obj | null {
+  // upstream #33451/#18445: `"schedule": "0 9 * * *"` is a cron expression.
+  if (typeof job.schedule === "string") return str(job.schedule) ? { kind: "cron", expr: str(job.schedule) } : null;
   const schedule = obj(job.schedule);
   if (schedule) return schedule;
   if (job.cron !== undefined || job.expr !== undefined || job.atMs !== undefined || job.at !== undefined || job.everyMs !== undefined) {
@@ -81,9 +88,14 @@ function coercePayload(raw: Obj, top: Obj): Obj | null {
     else if (str(raw.text)) next.kind = "systemEvent";
   }
   if (next.kind === "agentTurn") {
-    // Oldest jobs kept the agent-turn options beside the payload.
+    // Oldest jobs kept the agent-turn options and delivery hints beside the payload (upstream: copyTopLevelAgentTurnFields).
     for (const field of ["model", "thinking"]) if (!str(next[field]) && str(top[field])) next[field] = str(top[field]);
     if (num(next.timeoutSeconds) === null && num(top.timeoutSeconds) !== null) next.timeoutSeconds = num(top.timeoutSeconds);
+    for (const field of ["allowUnsafeExternalContent", "deliver", "bestEffortDeliver"]) if (typeof next[field] !== "boolean" && typeof top[field] === "boolean") next[field] = top[field];
+    // A top-level `bestEffort` (upstream reads only `bestEffortDeliver`) is the same hint: kept as one.
+    if (typeof next.bestEffortDeliver !== "boolean" && typeof top.bestEffort === "boolean") next.bestEffortDeliver = top.bestEffort;
+    for (const field of ["channel", "to", "provider"]) if (typeof next[field] !== "string" && str(top[field])) next[field] = str(top[field]);
+    if (!("threadId" in next) && idText(top.threadId) !== null) next.threadId = idText(top.threadId);
     if (typeof next.timeoutSeconds === "string") next.timeoutSeconds = int(next.timeoutSeconds);
     for (const field of ["allowUnsafeExternalContent", "lightContext", "deliver", "bestEffortDeliver"]) {
       if (field in next) {
@@ -114,6 +126,26 @@ function coerceDelivery(raw: Obj): Obj {
     else next.bestEffort = b;
   }
   return next;
+}
+
+/**
+ * The delivery patch a payload's legacy hints make (upstream's buildDeliveryPatchFromLegacyPayload): `deliver: false`
+ * is mode none, any other hint mode announce; null when the payload has none.
+ */
+function deliveryHints(payload: Obj): Obj | null {
+  const deliver = bool(payload.deliver);
+  const bestEffort = bool(payload.bestEffortDeliver);
+  const channel = (str(payload.channel) ?? str(payload.provider))?.toLowerCase();
+  const to = str(payload.to);
+  const threadId = idText(payload.threadId);
+  if (deliver === null && bestEffort === null && !channel && !to && threadId === null) return null;
+  return {
+    mode: deliver === false ? "none" : "announce",
+    ...(channel ? { channel } : {}),
+    ...(to ? { to } : {}),
+    ...(threadId !== null ? { threadId } : {}),
+    ...(bestEffort !== null ? { bestEffort } : {}),
+  };
 }
 
 function isHttpUrl(value: string | null): value is string {
@@ -165,19 +197,42 @@ export function normalizeCronJob(raw: unknown, index: number, legacyWebhook: str
   if (typeof job.enabled !== "boolean") job.enabled = true;
 
   const scheduleRaw = scheduleSource(job);
-  for (const field of ["cron", "expr", "at", "atMs", "everyMs", "anchorMs", "tz", "staggerMs", "kind"]) if (!obj(job.schedule)) delete job[field];
+  if (typeof job.schedule === "string") legacy.add("schedule as string");
+  // Top-level schedule fields were folded into scheduleRaw: only then are they dropped (a string schedule leaves them).
+  else if (!obj(job.schedule)) for (const field of ["cron", "expr", "at", "atMs", "everyMs", "anchorMs", "tz", "staggerMs", "kind"]) delete job[field];
   const schedule = scheduleRaw ? coerceSchedule(scheduleRaw, legacy) : null;
+  if (schedule?.kind === "every" && !("anchorMs" in schedule)) {
+    // As upstream's doctor: an interval with no anchor runs from the job's creation (else its last update).
+    const anchor = typeof job.createdAtMs === "number" && Number.isFinite(job.createdAtMs) ? job.createdAtMs : typeof job.updatedAtMs === "number" && Number.isFinite(job.updatedAtMs) ? job.updatedAtMs : null;
+    if (anchor !== null) {
+      schedule.anchorMs = Math.max(0, Math.floor(anchor));
+      legacy.add(anchor === job.createdAtMs ? "anchorMs from createdAtMs" : "anchorMs from updatedAtMs");
+    }
+  }
   if (schedule) job.schedule = schedule;
   else warnings.push(`job ${label} has no usable schedule: imported with its JSON only`);
 
   let payload = obj(job.payload);
   if (!payload) {
-    if (str(job.message)) payload = { kind: "agentTurn", message: job.message };
-    else if (str(job.text)) payload = { kind: "systemEvent", text: job.text };
+    // Upstream's order: message, then text, then a shell-era `command` (#33451, #18445) as the event text.
+    if (str(job.message)) payload = { kind: "agentTurn", message: str(job.message) };
+    else if (str(job.text)) payload = { kind: "systemEvent", text: str(job.text) };
+    else if (str(job.command)) {
+      payload = { kind: "systemEvent", text: str(job.command) };
+      legacy.add("command");
+      delete job.command;
+    }
   }
   const normalizedPayload = payload ? coercePayload(payload, job) : null;
   if (normalizedPayload) job.payload = normalizedPayload;
   else warnings.push(`job ${label} has no usable payload: imported with its JSON only`);
+  const topDelivery = TOP_LEVEL_DELIVERY_FIELDS.filter((f) => f in job);
+  if (normalizedPayload?.kind === "agentTurn") {
+    if (topDelivery.length > 0 || "allowUnsafeExternalContent" in job) legacy.add("top-level delivery fields");
+    // Copied into the payload by coercePayload: the top-level copies go (upstream strips them).
+    for (const field of [...TOP_LEVEL_DELIVERY_FIELDS, "allowUnsafeExternalContent"]) delete job[field];
+  }
+  // Upstream also strips them from a systemEvent job, where nothing reads them: kept here (docs/migration.md).
   for (const field of ["message", "text", "model", "thinking", "timeoutSeconds"]) delete job[field];
 
   const target = str(job.sessionTarget)?.toLowerCase();
@@ -194,18 +249,16 @@ export function normalizeCronJob(raw: unknown, index: number, legacyWebhook: str
   job.wakeMode = wake === "now" || wake === "next-heartbeat" ? wake : "now";
   if (schedule?.kind === "at" && !("deleteAfterRun" in job)) job.deleteAfterRun = true;
 
+  // Delivery hints on the old payload become (or patch) the job's delivery; an isolated turn announces by default.
   const delivery = obj(job.delivery);
-  if (delivery) job.delivery = coerceDelivery(delivery);
-  else if (normalizedPayload?.kind === "agentTurn" && job.sessionTarget === "isolated") {
-    // Delivery hints on the old payload become the job's delivery; an isolated turn announces by default.
-    const p = normalizedPayload;
-    const hinted = p.deliver !== undefined || str(p.channel) || str(p.to) || p.bestEffortDeliver !== undefined;
-    job.delivery = hinted
-      ? { mode: p.deliver === false ? "none" : "announce", ...(str(p.channel) ? { channel: str(p.channel)!.toLowerCase() } : {}), ...(str(p.to) ? { to: str(p.to) } : {}), ...(p.bestEffortDeliver !== undefined ? { bestEffort: p.bestEffortDeliver } : {}) }
-      : { mode: "announce" };
-    if (hinted) legacy.add("payload delivery fields");
-    for (const field of ["deliver", "channel", "to", "bestEffortDeliver"]) delete p[field];
+  const hints = normalizedPayload ? deliveryHints(normalizedPayload) : null;
+  if (hints) {
+    legacy.add("payload delivery fields");
+    for (const field of ["deliver", "channel", "provider", "to", "threadId", "bestEffortDeliver"]) delete normalizedPayload![field];
   }
+  if (delivery) job.delivery = hints ? { ...coerceDelivery(delivery), ...hints } : coerceDelivery(delivery);
+  else if (hints) job.delivery = { mode: "announce", ...hints };
+  else if (normalizedPayload?.kind === "agentTurn" && job.sessionTarget === "isolated") job.delivery = { mode: "announce" };
   migrateNotify(job, legacyWebhook, warnings, legacy, label);
   return { id, job, legacy: [...legacy], warnings };
 }
