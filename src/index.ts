@@ -68,7 +68,9 @@ export type {
   ManifestFile,
   SkippedItem,
 } from "./backup/types.js";
-export { parseTolerantJson } from "./core/tolerant-json.js";
+export { parseJson5, Json5SyntaxError } from "./core/json5-text.js";
+/** @deprecated The hand-written reader is gone: this is `parseJson5` (the json5 package), kept for existing callers. */
+export { parseJson5 as parseTolerantJson } from "./core/json5-text.js";
 export { redactSecrets, isSecretKey, collectSecretValues, SecretScrubber, describeParseError, REDACTED } from "./core/redact.js";
 export {
   runReset,

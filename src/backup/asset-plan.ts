@@ -9,6 +9,11 @@ export interface AssetPlanOptions {
   paths: StatePaths;
   onlyConfig?: boolean;
   includeWorkspace?: boolean;
+  /**
+   * Only a plain `backup create` fails on a config that does not parse (the workspaces it names are unknown); the
+   * safety backups before a restore or reset go on without them, with a warning (those commands may be the fix).
+   */
+  failOnUnparseableConfig?: boolean;
 }
 
 /** An asset plus what the walk needs: the resolved real path and the absolute paths to leave out. */
@@ -102,6 +107,7 @@ export function planAssets(options: AssetPlanOptions): AssetPlan {
 
   if (options.includeWorkspace !== false) {
     const configured = readConfiguredWorkspaces(paths);
+    if (configured.unparseable && options.failOnUnparseableConfig) throw configured.unparseable;
     warnings.push(...configured.warnings);
     // Shortest first, so a workspace inside another one is found covered by it.
     const candidates = configured.workspaces

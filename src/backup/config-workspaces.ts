@@ -1,8 +1,8 @@
 // Reads the agent workspace paths from the config file (`agents.defaults.workspace`, `agents.list[].workspace`).
 import path from "node:path";
-import { describeError } from "../core/errors.js";
+import { describeError, OperationError } from "../core/errors.js";
+import { Json5SyntaxError, parseJson5 } from "../core/json5-text.js";
 import { readRegularTextSync } from "../core/safe-read.js";
-import { parseTolerantJson } from "../core/tolerant-json.js";
 import { expandUserPath, type StatePaths } from "../state/paths.js";
 
 export interface ConfiguredWorkspace {
@@ -14,6 +14,11 @@ export interface ConfiguredWorkspace {
 export interface ConfiguredWorkspaces {
   workspaces: ConfiguredWorkspace[];
   warnings: string[];
+  /**
+   * The config exists but does not parse as JSON5: which workspaces it names is unknown. `backup create` fails on
+   * this (a backup silently without the workspaces is worse than none); the other readers use the warning.
+   */
+  unparseable: OperationError | null;
 }
 
 /** `~` expands against the home dir; a relative path is taken relative to the config file's directory. */
@@ -34,14 +39,15 @@ export function readConfiguredWorkspaces(paths: StatePaths): ConfiguredWorkspace
     text = readRegularTextSync(paths.configPath, { what: "config file" });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return { workspaces: [], warnings: [] };
-    return { workspaces: [], warnings: [`Could not read ${paths.configPath} (${describeError(error)}); workspaces were not included.`] };
+    if (code === "ENOENT" || code === "ENOTDIR") return { workspaces: [], warnings: [], unparseable: null };
+    return { workspaces: [], warnings: [`Could not read ${paths.configPath} (${describeError(error)}); workspaces were not included.`], unparseable: null };
   }
   let config: unknown;
   try {
-    config = parseTolerantJson(text);
+    config = parseJson5(text);
   } catch (error) {
-    return { workspaces: [], warnings: [`Could not parse ${paths.configPath} (${describeError(error)}); workspaces were not included.`] };
+    const { where, why } = parseProblem(paths.configPath, error);
+    return { workspaces: [], warnings: [`${where}: the config does not parse as JSON5 (${why}); workspaces were not included.`], unparseable: configParseError(paths.configPath, error) };
   }
   const found: ConfiguredWorkspace[] = [];
   const agents = isRecord(config) ? config.agents : undefined;
@@ -60,5 +66,21 @@ export function readConfiguredWorkspaces(paths: StatePaths): ConfiguredWorkspace
   }
   const seen = new Set<string>();
   const workspaces = found.filter((w) => (seen.has(w.path) ? false : (seen.add(w.path), true)));
-  return { workspaces, warnings: [] };
+  return { workspaces, warnings: [], unparseable: null };
+}
+
+/** Where (`file:line:column` of the text as written) and why a config does not parse. */
+function parseProblem(file: string, error: unknown): { where: string; why: string } {
+  if (error instanceof Json5SyntaxError) return { where: `${file}:${error.line}:${error.column}`, why: error.reason };
+  return { where: file, why: describeError(error) };
+}
+
+/** `<file>:<line>:<column>: does not parse as JSON5 (<reason>)` with the way out, as an exit-1 error. */
+export function configParseError(file: string, error: unknown): OperationError {
+  const { where, why } = parseProblem(file, error);
+  return new OperationError(
+    "config_unparseable",
+    `${where}: the config does not parse as JSON5 (${why}), so the workspaces it names are unknown; fix it, or run \`backup create --no-include-workspace\` to back up without the workspaces.`,
+    { path: file },
+  );
 }

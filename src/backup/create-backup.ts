@@ -124,7 +124,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   let plan: AssetPlan;
   let output: ArchiveOutput;
   try {
-    plan = planAssets({ paths, onlyConfig: options.onlyConfig, includeWorkspace: options.includeWorkspace });
+    plan = planAssets({ paths, onlyConfig: options.onlyConfig, includeWorkspace: options.includeWorkspace, failOnUnparseableConfig: (options.purpose ?? "backup") === "backup" });
     if (plan.assets.length === 0) throw nothingToBackUp(paths, Boolean(options.onlyConfig));
     output = resolveArchiveOutput(options.output, paths, createdAt, options.compression);
     checkOutputLocation(output, plan, paths);

@@ -9,6 +9,7 @@ import { ARCHIVE_NAME_PATTERN, sniffCompression, type Compression } from "./comp
 import { scanPreRestoreCopies, type PreRestoreCopy } from "./pre-restore-copies.js";
 import { ArchiveProblem, readArchiveManifest } from "./read-archive.js";
 import { BACKUP_PURPOSES, type BackupManifest } from "./types.js";
+import { archiveIdOf, assignShortIds } from "./archive-id.js";
 
 export interface ListBackupsOptions {
   paths: StatePaths;
@@ -20,8 +21,17 @@ export interface ListBackupsOptions {
 
 export interface BackupListItem {
   archivePath: string;
+  /**
+   * The archive's id: its run id's hex digits (the manifest's `runId`, a UUID, or the backup_runs row's), null
+   * when neither is readable. `shortId` is the shortest prefix of at least 8 that no other listed archive shares;
+   * either names the archive in `backup verify|restore` (so does `latest`).
+   */
+  id: string | null;
+  shortId: string | null;
   /** From the manifest (or the run row) as epoch ms; the file mtime when neither is readable. */
   createdAt: number;
+  /** `createdAt` as ISO-8601 (added beside the epoch-ms field, which stays for existing consumers). */
+  createdAtIso: string;
   /** The recorded run status, or "unrecorded" for an archive with no backup_runs row. */
   status: string;
   runId: string | null;
@@ -48,7 +58,7 @@ export interface ListBackupsResult {
    */
   hidden: { missing: number; failed: number };
   /** Previous copies restores kept beside the paths they replaced, newest first (`backup prune --pre-restore`). */
-  preRestoreCopies: PreRestoreCopy[];
+  preRestoreCopies: Array<PreRestoreCopy & { createdAtIso: string }>;
   /** Names with the pre-restore marker that are not a restore's copy: left alone, with the reason. */
   preRestoreNotOurs: Array<{ path: string; reason: string }>;
   warnings: string[];
@@ -154,7 +164,11 @@ export async function listBackups(options: ListBackupsOptions): Promise<ListBack
     }
     backups.push({
       archivePath: run.archivePath ?? "",
+      // A readable manifest is the archive's own word; the row's id is for an archive this Node cannot read.
+      id: archiveIdOf(found?.manifestOk ? found.runId : run.id),
+      shortId: null,
       createdAt: run.createdAt,
+      createdAtIso: isoTime(run.createdAt),
       status: run.status,
       runId: run.id,
       exists,
@@ -169,7 +183,10 @@ export async function listBackups(options: ListBackupsOptions): Promise<ListBack
   for (const a of byPath.values()) {
     backups.push({
       archivePath: a.archivePath,
+      id: archiveIdOf(a.runId),
+      shortId: null,
       createdAt: a.createdAt ?? a.mtimeMs,
+      createdAtIso: isoTime(a.createdAt ?? a.mtimeMs),
       status: "unrecorded",
       runId: a.runId,
       exists: true,
@@ -194,8 +211,15 @@ export async function listBackups(options: ListBackupsOptions): Promise<ListBack
         else hidden.missing += 1;
         return false;
       });
+  assignShortIds(shown);
   const preRestore = scanPreRestoreCopies(paths);
-  return { backupDir, runsRead: runs !== null, backups: shown, hidden, preRestoreCopies: preRestore.copies, preRestoreNotOurs: preRestore.notOurs, warnings };
+  const preRestoreCopies = preRestore.copies.map((c) => ({ ...c, createdAtIso: isoTime(c.createdAt) }));
+  return { backupDir, runsRead: runs !== null, backups: shown, hidden, preRestoreCopies, preRestoreNotOurs: preRestore.notOurs, warnings };
+}
+
+function isoTime(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? "" : d.toISOString();
 }
 
 function safeSniff(file: string): Compression | null {

@@ -44,8 +44,9 @@ export function readGlobalFlags(command: Command): GlobalFlags {
  */
 export type StateNeed = "read" | "write" | "any";
 
-export function createCommandContext(command: Command, host: CliHost, need: StateNeed = "any"): CommandContext {
-  const flags = readGlobalFlags(command);
+/** `overrides` lets a command's own flag set a global one (`sessions list --format json` is `--json`). */
+export function createCommandContext(command: Command, host: CliHost, need: StateNeed = "any", overrides: Partial<GlobalFlags> = {}): CommandContext {
+  const flags = { ...readGlobalFlags(command), ...overrides };
   const output = host.createOutput(flags);
   const paths = resolveStatePaths({ stateDir: flags.stateDir, env: host.env });
   if (need !== "any") assertStateDir(paths, need);

@@ -1,6 +1,7 @@
 // The injected I/O object: every command writes through it, so tests capture output without spawning.
 import { Chalk, type ChalkInstance } from "chalk";
 import { OpenclawStateError, describeError } from "../core/errors.js";
+import { DEFAULT_WIDTH, terminalWidth } from "./render/terminal-width.js";
 
 export interface Progress {
   update(text: string): void;
@@ -31,16 +32,19 @@ export interface OutputOptions {
   canPrompt: boolean;
   /** Width human tables fit: the terminal's, else $COLUMNS, else DEFAULT_COLUMNS. */
   columns?: number;
+  /**
+   * Whether stdout is a terminal. False (a pipe, a file): `--json` documents are one compact line and listings
+   * default to tab-separated rows. Unset (tests, embedders) counts as a terminal: pretty JSON, tables.
+   */
+  stdoutTTY?: boolean;
 }
 
 /** Table width when stdout is not a terminal and $COLUMNS is unset (mail, logs, pipes). */
-export const DEFAULT_COLUMNS = 120;
+export const DEFAULT_COLUMNS = DEFAULT_WIDTH;
 
-/** The terminal's width; off a terminal $COLUMNS (a whole number ≥ 40), else DEFAULT_COLUMNS. */
+/** The terminal's width; off a terminal $COLUMNS (at least 40), else DEFAULT_COLUMNS (one rule: terminal-width.ts). */
 export function outputColumns(stream: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv): number {
-  if (stream.isTTY && stream.columns && stream.columns > 0) return stream.columns;
-  const fromEnv = Number(env.COLUMNS?.trim());
-  return Number.isSafeInteger(fromEnv) && fromEnv >= 40 ? fromEnv : DEFAULT_COLUMNS;
+  return terminalWidth(env, stream);
 }
 
 export interface Output extends OutputOptions {
@@ -127,6 +131,11 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
     if (sink.drain) await sink.drain();
   };
   const human = (line: string): void => (options.json ? sink.stderr(`${line}\n`) : out(`${line}\n`));
+  // Off a terminal the document is one line (`| jq`, log files, `grep`); on one it is indented for reading.
+  const compact = options.stdoutTTY === false;
+  const nl = compact ? "" : "\n";
+  const sep = compact ? ":" : ": ";
+  const jsonText = (value: unknown, indent: string): string => (compact ? (JSON.stringify(value) ?? "null") : indentJson(value, indent));
   // The JSON document's state: held whole (writeJson) or streamed up to its tail (writeJsonStream).
   let held: Record<string, unknown> | undefined;
   let stream: { failure: unknown } | undefined;
@@ -175,14 +184,14 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
         await flush();
       };
       for (const [key, value] of Object.entries(head)) {
-        buffer += `${first ? "" : ","}\n  ${JSON.stringify(key)}: ${indentJson(value, "  ")}`;
+        buffer += `${first ? "" : ","}${nl}${compact ? "" : "  "}${JSON.stringify(key)}${sep}${jsonText(value, "  ")}`;
         first = false;
       }
-      buffer += `${first ? "" : ","}\n  ${JSON.stringify(arrayKey)}: [`;
+      buffer += `${first ? "" : ","}${nl}${compact ? "" : "  "}${JSON.stringify(arrayKey)}${sep}[`;
       let count = 0;
       try {
         for (const item of items) {
-          buffer += `${count === 0 ? "" : ","}\n    ${indentJson(item, "    ")}`;
+          buffer += `${count === 0 ? "" : ","}${nl}${compact ? "" : "    "}${jsonText(item, "    ")}`;
           count += 1;
           await emit(false);
           // Nobody reads any more (`| head`): stop walking rows that would be thrown away.
@@ -191,7 +200,7 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
       } catch (error) {
         stream.failure = error;
       }
-      buffer += count === 0 ? "]" : "\n  ]";
+      buffer += count === 0 || compact ? "]" : "\n  ]";
       await emit(true);
       return stream.failure === undefined ? { count } : { count, error: stream.failure };
     },
@@ -206,7 +215,9 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
         return;
       }
       if (stream !== undefined) {
-        const tail = `,\n  "ok": ${ok}${!ok && failure ? `,\n  "error": ${indentJson(failure, "  ")}` : ""}\n}\n`;
+        const tail = compact
+          ? `,"ok":${ok}${!ok && failure ? `,"error":${JSON.stringify(failure)}` : ""}}\n`
+          : `,\n  "ok": ${ok}${!ok && failure ? `,\n  "error": ${indentJson(failure, "  ")}` : ""}\n}\n`;
         out(tail);
         return;
       }
@@ -216,7 +227,7 @@ export function createOutput(options: OutputOptions, sink: Sink, prompt?: Confir
       // In pieces, waiting for a full pipe to drain: a --fix over 20k sources is a 40 MB document, which as one
       // string (or queued behind a slow reader) doubled the run's peak RSS. Without backpressure nothing awaits.
       let buffer = "";
-      for (const piece of jsonPieces(doc, "")) {
+      for (const piece of compact ? compactJsonPieces(doc) : jsonPieces(doc, "")) {
         buffer += piece;
         if (buffer.length < JSON_STREAM_CHUNK) continue;
         out(buffer);
@@ -270,6 +281,7 @@ export function createProcessOutput(flags: { json?: boolean; quiet?: boolean; ve
       interactive,
       canPrompt: Boolean(process.stdin.isTTY) && Boolean(process.stderr.isTTY) && !flags.json,
       columns: outputColumns(process.stdout, env),
+      stdoutTTY: Boolean(process.stdout.isTTY),
     },
     {
       // A reader that went away (`| head`) must not crash or stall the command: later writes are dropped.
@@ -477,6 +489,34 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== "object") return false;
   const proto = Object.getPrototypeOf(value) as unknown;
   return (proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
+}
+
+/** `JSON.stringify(value)` in pieces (the same text), so a huge document is never one string. */
+export function* compactJsonPieces(value: unknown): Generator<string> {
+  if (Array.isArray(value)) {
+    yield "[";
+    for (let i = 0; i < value.length; i += 1) {
+      if (i > 0) yield ",";
+      const item: unknown = value[i];
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") yield "null";
+      else yield* compactJsonPieces(item);
+    }
+    yield "]";
+    return;
+  }
+  if (isPlainObject(value)) {
+    let first = true;
+    yield "{";
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
+      yield `${first ? "" : ","}${JSON.stringify(key)}:`;
+      first = false;
+      yield* compactJsonPieces(item);
+    }
+    yield "}";
+    return;
+  }
+  yield JSON.stringify(value) ?? "null";
 }
 
 /** JSON.stringify(value, null, 2) re-indented to sit `indent` deep inside a streamed document. */

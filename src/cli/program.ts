@@ -1,6 +1,7 @@
 // Builds the commander program: global flags, help with examples, and lazily loaded command actions.
 import { Command, Option } from "commander";
 import { toolVersion } from "../core/version.js";
+import { docsLink } from "./docs-link.js";
 import { createProcessOutput, type Output } from "./output.js";
 import type { CliHost } from "./context.js";
 import { registerBackupCommand } from "./commands/backup.js";
@@ -26,7 +27,7 @@ Examples:
   $ openclaw-state reset --scope config+creds+sessions --dry-run
 
 Exit codes: 0 ok, 1 failed or error findings, 2 usage error, 75 state locked by another process.
-Docs: docs/cli.md`;
+Docs: ${docsLink("cli.md")}`;
 
 /** For a host CLI mounting our commands: the exit code goes to process.exitCode and finishes the --json document. */
 export function defaultHost(): CliHost {

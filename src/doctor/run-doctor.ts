@@ -17,6 +17,7 @@ import { formatCheck } from "./checks/format-check.js";
 import { modesCheck } from "./checks/modes-check.js";
 import { restoreLeftoverCheck } from "./checks/restore-leftover-check.js";
 import { storageCheck } from "./checks/storage-check.js";
+import { doctorVerdict, type DoctorStatus } from "./doctor-verdict.js";
 import type { CheckContext, DoctorCheck, DoctorProgress, Finding, MigrationFixOptions, Repair, RepairApplyResult, RepairOutcome } from "./types.js";
 
 export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, configCheck, leaseCheck, legacyCheck, misplacedRowsCheck, movedCronStoreCheck, formatCheck, modesCheck];
@@ -51,12 +52,15 @@ export interface DoctorMigration {
 export interface DoctorResult {
   stateDir: string;
   mode: "check" | "fix";
-  status: "ok" | "warnings" | "errors";
+  /** From doctorVerdict (without --strict): "errors" exactly when the run fails (exit 1). */
+  status: DoctorStatus;
   findings: Finding[];
   summary: DoctorSummary;
   /** Findings before the repairs ran (fix mode only). */
   findingsBefore?: Finding[];
   repairs: RepairOutcome[];
+  /** Check mode: the repairs `doctor --fix` would apply now (none: --fix would change nothing). */
+  plannedRepairs?: Array<{ id: string; description: string }>;
   /** Fix mode: the operator declined the confirmation; nothing was changed. */
   declined?: boolean;
   migration?: DoctorMigration;
@@ -93,15 +97,10 @@ export function summarize(findings: readonly Finding[]): DoctorSummary {
 
 function result(options: DoctorOptions, findings: Finding[], extra: Partial<DoctorResult> = {}): DoctorResult {
   const summary = summarize(findings);
-  return {
-    stateDir: options.paths.stateDir,
-    mode: options.fix ? "fix" : "check",
-    status: summary.errors > 0 ? "errors" : summary.warnings > 0 ? "warnings" : "ok",
-    findings,
-    summary,
-    repairs: [],
-    ...extra,
-  };
+  const res: DoctorResult = { stateDir: options.paths.stateDir, mode: options.fix ? "fix" : "check", status: "ok", findings, summary, repairs: [], ...extra };
+  // The same mapping the CLI uses for its exit code and last line (it adds --strict).
+  res.status = doctorVerdict(res).status;
+  return res;
 }
 
 interface Sink {
@@ -122,7 +121,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   const ctx: CheckContext = { paths: options.paths, deep: Boolean(options.deep), verbose: Boolean(options.verbose), ...(options.onProgress ? { onProgress: options.onProgress } : {}) };
   const before = await collect(ctx, checks);
   const migration = (run?: MigrationRunResult): Partial<DoctorResult> => (before.migrationPlan ? { migration: { plan: before.migrationPlan, ...(run ? { run } : {}) } } : {});
-  if (!options.fix) return result(options, before.findings, migration());
+  if (!options.fix) return result(options, before.findings, { plannedRepairs: before.repairs.map((r) => ({ id: r.id, description: r.description })), ...migration() });
   if (before.repairs.length === 0) return result(options, before.findings, { findingsBefore: before.findings, ...migration() });
   if (options.confirm && !(await options.confirm(before.repairs))) {
     return result(options, before.findings, { findingsBefore: before.findings, declined: true, ...migration() });
@@ -192,12 +191,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   return result(options, after.findings, { findingsBefore: before.findings, repairs: outcomes, ...migration(sink.run), ...(sink.formatUpgrade ? { formatUpgrade: sink.formatUpgrade } : {}) });
 }
 
-/** Exit code for a doctor result: 1 on error findings or failed repairs (warnings too with strict). */
+/** Exit code for a doctor result (doctorVerdict's): 1 on error findings, failed repairs, declined, --strict warnings. */
 export function doctorExitCode(res: DoctorResult, strict: boolean): number {
-  if (res.declined) return 1;
-  if (res.repairs.some((r) => r.status === "failed")) return 1;
-  if (res.summary.errors > 0) return 1;
-  if (res.mode === "fix" && !res.declined && res.findings.some((f) => f.leftUndone)) return 1;
-  if (strict && res.summary.warnings > 0) return 1;
-  return 0;
+  return doctorVerdict(res, strict).exitCode;
 }

@@ -1,8 +1,10 @@
 // Text-preserving edits of a JSON/JSON5 config: a span parser and remove / rename / insert / wrap operations.
 //
 // The config is the user's file: it is never re-serialized. Each edit replaces the smallest span of text, so
-// comments, key order, quoting and indentation elsewhere stay as they were; the caller re-parses the result
-// and refuses it unless it is exactly the intended change.
+// comments, key order, quoting and indentation elsewhere stay as they were; the caller re-parses the result with
+// json5 after every edit and refuses it unless it is exactly the intended change. This parser only finds spans:
+// values come from json5 (strings are decoded by it too), so the two cannot disagree on what a key holds.
+import JSON5 from "json5";
 
 export class ConfigEditError extends Error {}
 
@@ -20,20 +22,36 @@ export interface SpanProp {
   value: SpanNode;
 }
 
-const IDENT_START = /[A-Za-z_$]/;
-const IDENT_PART = /[A-Za-z0-9_$]/;
-const NUMBER = /^[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)/;
+// JSON5 identifiers (ES5 IdentifierName without escapes; a key spelled with `\u` escapes is refused, not guessed).
+const IDENT_START = /[\p{L}\p{Nl}$_]/u;
+const IDENT_PART = /[\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}$_\u200C\u200D]/u;
+// JSON5 numbers: hex, leading or trailing dot, explicit sign, Infinity, NaN.
+const NUMBER = /^[-+]?(?:0[xX][0-9a-fA-F]+|Infinity|NaN|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)/;
+// JSON5 whitespace: JS's \s covers tab, VT, FF, space, NBSP, BOM, line terminators and the Zs category.
+const SPACE = /\s/;
 
-/** Parses the subset the config reader accepts (comments, trailing commas, 'single' strings, bare keys) with spans. */
+/** 1-based line and column of `offset` in `text` (errors name the position in the file as written). */
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let from = 0;
+  for (let nl = text.indexOf("\n"); nl !== -1 && nl < offset; nl = text.indexOf("\n", nl + 1)) {
+    line += 1;
+    from = nl + 1;
+  }
+  return { line, column: offset - from + 1 };
+}
+
+/** Parses JSON5 (comments, trailing commas, 'single' strings, bare keys, JSON5 numbers) into spans. */
 export function parseSpans(text: string): SpanNode {
   let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const fail = (what: string): never => {
-    throw new ConfigEditError(`${what} at offset ${i}`);
+    const at = lineColumn(text, i);
+    throw new ConfigEditError(`${what} at line ${at.line}, column ${at.column}`);
   };
   const skip = (): void => {
     for (;;) {
       const ch = text[i];
-      if (ch === " " || ch === "\t" || ch === "\n" || ch === "\r") i += 1;
+      if (ch !== undefined && SPACE.test(ch)) i += 1;
       else if (ch === "/" && text[i + 1] === "/") {
         while (i < text.length && text[i] !== "\n") i += 1;
       } else if (ch === "/" && text[i + 1] === "*") {
@@ -48,16 +66,17 @@ export function parseSpans(text: string): SpanNode {
     const start = i;
     i += 1;
     while (i < text.length && text[i] !== quote) {
-      if (text[i] === "\\") i += 1;
-      if (text[i] === "\n") fail("line break in a string");
+      // A backslash escapes the next character, a line break too (a JSON5 line continuation).
+      if (text[i] === "\\") i += text[i + 1] === "\r" && text[i + 2] === "\n" ? 2 : 1;
+      else if (text[i] === "\n" || text[i] === "\r") fail("line break in a string");
       i += 1;
     }
     if (i >= text.length) fail("unterminated string");
     i += 1;
-    const body = text.slice(start + 1, i - 1);
     try {
-      return quote === '"' ? (JSON.parse(text.slice(start, i)) as string) : (JSON.parse(`"${body.replace(/\\'/g, "'").replace(/"/g, '\\"')}"`) as string);
+      return JSON5.parse(text.slice(start, i)) as string;
     } catch {
+      i = start;
       return fail("invalid string escape");
     }
   };

@@ -1,9 +1,9 @@
 // Streams the members of a top-level JSON object with bounded memory: stream-json's tokenizer, fed line by line.
 //
 // Syntax: JSON with comments and trailing commas (stream-json's JSONC tokenizer) for any size. Files that the
-// tokenizer rejects and that are at most JSON5_MAX_BYTES are read whole once more through the tolerant reader
-// (single quotes, unquoted keys too) and tokenized again; bigger files must be JSON or JSONC. Errors name the
-// file, the line and the tokenizer's reason, never the text.
+// tokenizer rejects and that are at most JSON5_MAX_BYTES are parsed whole once more with the `json5` package
+// (single quotes, unquoted keys, hex, …), re-serialized as JSON and tokenized again; bigger files must be JSON
+// or JSONC. Errors name the file, the line and the tokenizer's reason, never the text.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { TextDecoder } from "node:util";
@@ -13,7 +13,7 @@ import { jsonParser, type Token } from "stream-json/core/parser.js";
 import { ByteSink } from "../core/byte-sink.js";
 import { OperationError } from "../core/errors.js";
 import { collectGarbage, releaseMemory } from "../core/heap.js";
-import { toStrictJson } from "../core/tolerant-json.js";
+import { parseJson5 } from "../core/json5-text.js";
 import { depthMessage, MAX_JSON_DEPTH } from "./json-depth.js";
 import { CHUNK_BYTES, withOpenFile } from "./line-stream.js";
 
@@ -538,16 +538,39 @@ function decode(decoder: TextDecoder, bytes: Uint8Array | undefined, file: strin
   }
 }
 
-/** The whole (small) file through the tolerant reader's rewrite, then the strict tokenizer. */
+/**
+ * The whole (small) file through json5, re-serialized as JSON for the strict tokenizer. Measured on a 16 MiB
+ * index: json5 ~10 s, the hand-written rewrite it replaces ~5 s; both build the whole text, so memory is alike.
+ * Member lines are then the JSON's (one member per line: the n-th member, 1-based, is on line n + 1), not the file's.
+ */
 function json5Pass(file: string, options: ObjectStreamOptions, onMember: (m: ObjectMember) => void): { sha256: string; sizeBytes: number; members: number } {
   const bytes = fs.readFileSync(file);
   const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  let value: unknown;
+  try {
+    value = parseJson5(text);
+  } catch {
+    throw new SyntaxFailure(1, "invalid JSON5");
+  }
   const collector = new MemberCollector(options, onMember);
   const parser = jsonTokenizer();
-  feedLines(toStrictJson(text), parser, collector);
+  feedLines(json5AsJsonLines(value, options.maxDepth ?? MAX_JSON_DEPTH), parser, collector);
   collector.tokens(tokenize(parser, none, collector.lineNo));
   collector.finish();
   return { sha256: crypto.createHash("sha256").update(bytes).digest("hex"), sizeBytes: bytes.length, members: collector.members };
+}
+
+/** A parsed JSON5 value as JSON text, a top-level object's members one per line; nesting past `maxDepth` fails. */
+function json5AsJsonLines(value: unknown, maxDepth: number): string {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return JSON.stringify(value) ?? "null";
+  const members = Object.entries(value as Record<string, unknown>);
+  try {
+    return `{\n${members.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",\n")}\n}\n`;
+  } catch (error) {
+    // JSON.stringify recurses: a value nested deep enough overflows the stack (the tokenizer would refuse it anyway).
+    if (error instanceof RangeError) throw new SyntaxFailure(1, depthMessage(maxDepth));
+    throw error;
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import { OperationError } from "../core/errors.js";
 import { collectSecretValues, describeParseError, SecretScrubber } from "../core/redact.js";
-import { parseTolerantJson } from "../core/tolerant-json.js";
+import { parseJson5 } from "../core/json5-text.js";
 import { depthMessage, findExcessDepth } from "./json-depth.js";
 import { hashFile } from "./line-stream.js";
 
@@ -26,7 +26,7 @@ export function sha256Of(bytes: Buffer | string): string {
 }
 
 /**
- * Reads and parses a JSON source: strict JSON first, then the tolerant reader (comments, trailing commas).
+ * Reads and parses a JSON source: strict JSON first, then JSON5 (comments, trailing commas, quotes, hex, …).
  * Error messages name the file and a position, never its text: these files can hold credentials.
  */
 export function readJsonSource(file: string, maxBytes = MAX_JSON_SOURCE_BYTES): JsonSource {
@@ -45,7 +45,7 @@ export function readJsonSource(file: string, maxBytes = MAX_JSON_SOURCE_BYTES): 
     value = JSON.parse(text);
   } catch (strictError) {
     try {
-      value = parseTolerantJson(text);
+      value = parseJson5(text);
     } catch {
       throw new OperationError("invalid_json", `${file}: ${describeParseError(strictError, text)}; the file was left in place.`, { path: file });
     }

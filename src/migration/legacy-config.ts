@@ -1,11 +1,11 @@
-// The legacy config as the migration reads it (`openclaw.json`, JSON5-tolerant), its retired keys, and their rewrite.
+// The legacy config as the migration reads it (`openclaw.json`, JSON5 via the json5 package), its retired keys, and their rewrite.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { describeError, isOpenclawStateError } from "../core/errors.js";
 import { readRegularTextSync } from "../core/safe-read.js";
-import { parseTolerantJson } from "../core/tolerant-json.js";
+import { Json5SyntaxError, parseJson5 } from "../core/json5-text.js";
 import type { StatePaths } from "../state/paths.js";
 import { cronStores } from "./importers/cron-jobs.js";
 import { ensurePrivateDir, fsyncDir } from "../state/private-fs.js";
@@ -45,15 +45,17 @@ export function readConfig(paths: StatePaths, root: string): ConfigRead {
   if (read === null) return { path: file, text: null, value: null, problem: null };
   if ("problem" in read) return { path: file, text: null, value: null, problem: read.problem };
   try {
-    const value = parseTolerantJson(read.text);
+    const value = parseJson5(read.text);
     if (typeof value !== "object" || value === null || Array.isArray(value)) return { path: file, text: read.text, value: null, problem: `${file} does not hold a JSON object` };
     return { path: file, text: read.text, value: value as Record<string, unknown>, problem: null };
   } catch (error) {
-    return { path: file, text: read.text, value: null, problem: `${file} does not parse (${describeError(error)})` };
+    // The position is in the file as written (json5 parses the text itself, nothing rewritten before it).
+    const where = error instanceof Json5SyntaxError ? `${file}:${error.line}:${error.column}` : file;
+    return { path: file, text: read.text, value: null, problem: `${where} does not parse as JSON5 (${error instanceof Json5SyntaxError ? error.reason : describeError(error)})` };
   }
 }
 
-/** The config (JSON5-tolerant); null when absent, unreadable, not a regular file or not an object. */
+/** The config (JSON5); null when absent, unreadable, not a regular file or not an object. */
 export function readLegacyConfig(paths: StatePaths, root: string): Record<string, unknown> | null {
   return readConfig(paths, root).value;
 }
@@ -255,7 +257,7 @@ function computeRewrite(read: ConfigRead, paths: StatePaths, root: string): { ke
   let text = read.text;
   try {
     // One key at a time, re-parsing the spans in between: edits never overlap.
-    for (const l of doable) {
+    for (const [n, l] of doable.entries()) {
       const spans = parseSpans(text);
       const here = spanAt(spans, l.at);
       if (!here) return refuse(`${l.label} not found in the text`);
@@ -284,20 +286,31 @@ function computeRewrite(read: ConfigRead, paths: StatePaths, root: string): { ke
         edits.push(removeProp(text, here.parent, here.prop));
       }
       text = applyEdits(text, edits);
+      // Checked after every edit: the text must still parse and hold exactly the keys changed so far.
+      const wrong = editProblem(text, strictJson, transform(config, doable.slice(0, n + 1)), l.label);
+      if (wrong) return refuse(wrong);
     }
   } catch (error) {
     return refuse(error instanceof ConfigEditError ? error.message : describeError(error));
   }
-  // The edit must be exactly the intended change, and keep a strict-JSON file strict.
-  let after: unknown;
-  try {
-    after = strictJson ? JSON.parse(text.replace(/^\uFEFF/, "")) : parseTolerantJson(text);
-  } catch (error) {
-    return refuse(`the edited text does not parse: ${describeError(error)}`);
-  }
-  if (!isDeepStrictEqual(after, transform(config, doable))) return refuse("the edited text does not hold exactly the intended change");
   const extract = doable.find((l) => l.rule.action === "extract");
   return { keys, rewrite: { text, done: keys.filter((k) => !k.blocked), extracted: extract ? get(config, extract.at) : undefined, refused: null }, after: transform(config, doable) };
+}
+
+/**
+ * Null when `text` (an edited config, never on disk) parses — as strict JSON when the file was strict JSON, else with
+ * json5 — to exactly `intended`; otherwise why not. The edited text has no position worth naming: only the reason.
+ */
+export function editProblem(text: string, strictJson: boolean, intended: unknown, label: string): string | null {
+  let after: unknown;
+  try {
+    after = strictJson ? JSON.parse(text.replace(/^\uFEFF/, "")) : parseJson5(text);
+  } catch (error) {
+    const why = error instanceof Json5SyntaxError ? error.reason : describeError(error);
+    return `the edit of ${label} left text that does not parse as ${strictJson ? "JSON" : "JSON5"} (${why})`;
+  }
+  if (!isDeepStrictEqual(after, intended)) return `the edit of ${label} changed more than that key`;
+  return null;
 }
 
 /** The config as read, and as `--fix` would leave it (the same object when nothing can be rewritten). */

@@ -68,6 +68,21 @@ describe("planAssets", () => {
     expect(reasons[state.root]).toMatch(/contains the state asset/);
   });
 
+  it("reads workspaces from a config in any JSON5 the gateway accepts (hex, .5, Infinity, line continuations)", () => {
+    const state = makeTempState("legacy-state");
+    fs.mkdirSync(path.join(state.root, "long name"), { recursive: true });
+    writeConfig(
+      state.paths.configPath,
+      "{\n  gateway: { port: 0x4A55, ratio: .5, retries: +3, timeout: Infinity, },\n  /* agents */ agents: { defaults: { workspace: '~/long \\\nname', }, },\n}\n",
+    );
+    const plan = planAssets({ paths: state.paths, failOnUnparseableConfig: true });
+    expect(plan.warnings).toEqual([]);
+    expect(plan.assets.map((a) => [a.kind, a.sourcePath])).toEqual([
+      ["state", state.stateDir],
+      ["workspace", path.join(state.root, "long name")],
+    ]);
+  });
+
   it("--no-include-workspace and --only-config narrow the plan", () => {
     const state = makeTempState("legacy-state");
     fs.mkdirSync(path.join(state.root, "ws"));
@@ -77,12 +92,23 @@ describe("planAssets", () => {
     expect(only.assets.map((a) => [a.kind, a.archivePath])).toEqual([["config", "payload/config/openclaw.json"]]);
   });
 
-  it("an unparsable config is a warning, not a failure", () => {
+  it("an unparsable config is a warning for the safety backups (restore, reset), with the position in the file as written", () => {
     const state = makeTempState("legacy-state");
-    writeConfig(state.paths.configPath, "{ agents: ");
+    writeConfig(state.paths.configPath, "{\n  // the gateway reads this\n  agents: @\n}\n");
     const plan = planAssets({ paths: state.paths });
     expect(plan.assets.map((a) => a.kind)).toEqual(["state"]);
-    expect(plan.warnings[0]).toMatch(/Could not parse .*openclaw\.json/);
+    expect(plan.warnings[0]).toMatch(/openclaw\.json:3:11: the config does not parse as JSON5 \(invalid character\); workspaces were not included\./);
+  });
+
+  it("an unparsable config fails a plain backup (failOnUnparseableConfig) unless the workspaces are left out", () => {
+    const state = makeTempState("legacy-state");
+    writeConfig(state.paths.configPath, "{ agents: { defaults: { workspace: '/w' } },\n  port: 0x1G }");
+    expect(() => planAssets({ paths: state.paths, failOnUnparseableConfig: true })).toThrow(
+      expect.objectContaining({ code: "config_unparseable", exitCode: 1, message: expect.stringMatching(/openclaw\.json:2:12: the config does not parse as JSON5 .*--no-include-workspace/) }),
+    );
+    const without = planAssets({ paths: state.paths, failOnUnparseableConfig: true, includeWorkspace: false });
+    expect(without.assets.map((a) => a.kind)).toEqual(["state"]);
+    expect(without.warnings).toEqual([]);
   });
 
   it("excludes a backup dir inside the state dir from the state asset", () => {

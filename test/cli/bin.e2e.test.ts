@@ -1,12 +1,7 @@
 // End to end: the real binary (compiled dist/) spawned with no stdin, as cron or CI would run it.
 import fs from "node:fs";
-import { execFileSync } from "node:child_process";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { makeTempState, repoRoot, runBin } from "../helpers/temp-state.js";
-
-beforeAll(() => {
-  if (!fs.existsSync(`${repoRoot}/dist/cli/main.js`)) execFileSync("npm", ["run", "build", "--silent"], { cwd: repoRoot });
-});
 
 describe("bin/openclaw-state.js", () => {
   it("--version prints the package version", async () => {

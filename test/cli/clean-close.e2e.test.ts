@@ -3,12 +3,8 @@ import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { makeTempState, repoRoot, runBin } from "../helpers/temp-state.js";
-
-beforeAll(() => {
-  execFileSync("npm", ["run", "build", "--silent"], { cwd: repoRoot });
-}, 300_000);
 
 /** Every SQLite sidecar under `dir` (state tree and backups beside it). */
 function sidecars(dir: string): string[] {

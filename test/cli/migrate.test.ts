@@ -98,7 +98,10 @@ describe("doctor --fix applies the migration", () => {
     expect(run.stdout).toMatch(/Migration run \S+: warning/);
     expect(run.stdout).toMatch(/✗ failed +agents\/main\/sessions\/s-bad\.jsonl/);
     expect(run.stdout).toMatch(/s-bad\.jsonl:3: invalid JSON/);
-    expect(run.stdout).toMatch(/! 1 legacy transcript: 1 to import/);
+    // It will fail again as it is: an error naming `migrate skip`, and the run's last line says FAILED.
+    expect(run.stdout).toMatch(/✗ 1 legacy transcript: 1 to import, 1 will fail as it is/);
+    expect(run.stdout).toMatch(/migrate skip agents\/main\/sessions\/s-bad\.jsonl --reason/);
+    expect(run.stdout.trimEnd().split("\n").pop()).toMatch(/^FAILED \(\d repair\(s\) failed\): 1 error\(s\)/);
     const strict = await runInProcess(["doctor", "--strict"], env);
     expect(strict.code).toBe(1);
   });

@@ -2,19 +2,15 @@
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ARCHIVE_NAME_PATTERN } from "../../src/backup/compression.js";
 import { MAINTENANCE_SCOPE } from "../../src/state/lease.js";
 import { openLedgerDatabase } from "../../src/state/state-databases.js";
 import { insertLease } from "../helpers/leases.js";
-import { binPath, makeTempState, repoRoot, runBin, type CliRun } from "../helpers/temp-state.js";
+import { binPath, makeTempState, runBin, type CliRun } from "../helpers/temp-state.js";
 
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
-
-beforeAll(() => {
-  execFileSync("npm", ["run", "build", "--silent"], { cwd: repoRoot });
-});
 
 function archives(dir: string): string[] {
   return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => ARCHIVE_NAME_PATTERN.test(n)) : [];
@@ -45,7 +41,9 @@ function runUnprivileged(args: string[], env: NodeJS.ProcessEnv, root: string): 
 
 describe("doctor --fix exit codes", () => {
   it("exits 1 with ok:false when every planned source failed (run status failed)", async () => {
-    const { env } = makeTempState("migration/missing-header");
+    // The only source is a transcript whose first line is not JSON (a header-less one imports as version 1).
+    const { env, stateDir } = makeTempState("migration/missing-header");
+    fs.writeFileSync(path.join(stateDir, "agents/main/sessions/s-nohead.jsonl"), 'not json\n{"type":"message","message":{"role":"user"}}\n');
     const r = await runBin(["doctor", "--fix", "--yes", "--no-backup", "--json"], env);
     expect(r.code).toBe(1);
     const doc = JSON.parse(r.stdout);

@@ -36,18 +36,23 @@ function seeded() {
 }
 
 describe("sessions list (CLI)", () => {
-  it("prints the store path, the counts and a fixed-width table", async () => {
+  it("prints the store path, the counts, the one agent and a table of its keys without their agent prefix", async () => {
     const { env, paths } = seeded();
     const r = await runInProcess(["sessions", "list"], env);
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split("\n");
     expect(lines[0]).toBe(`Session store: ${agentDbPath(paths, "main")}`);
     expect(lines[1]).toBe("Sessions listed: 3 of 3");
-    expect(lines[2]).toMatch(/^Kind\s+Key\s+Age\s+Model\s+Tokens \(ctx %\)\s+Flags$/);
-    expect(lines[3]).toMatch(/^direct\s+agent:main:main\s+5m ago\s+claude-sonnet-4\s+1\.2k\/200k \(1%\)\s+think:high$/);
-    expect(lines[4]).toMatch(/^group\s+agent:main:unknown:group:ops\s+3h ago\s+-\s+unknown$/);
-    expect(lines[5]).toMatch(/^cron\s+agent:main:cron:nightly\s+3d ago\s+-\s+\?\/128k$/);
-    expect(lines).toHaveLength(6);
+    expect(lines[2]).toBe('Agent main: keys are shown without their "agent:main:" prefix (`sessions show <key>` takes them as shown)');
+    expect(lines[3]).toMatch(/^Kind\s+Key\s+Age\s+Model\s+Tokens \(ctx %\)\s+Flags$/);
+    expect(lines[4]).toMatch(/^direct\s+main\s+5m ago\s+claude-sonnet-4\s+1\.2k\/200k \(1%\)\s+think:high$/);
+    expect(lines[5]).toMatch(/^group\s+unknown:group:ops\s+3h ago\s+-\s+unknown$/);
+    expect(lines[6]).toMatch(/^cron\s+cron:nightly\s+3d ago\s+-\s+\?\/128k$/);
+    expect(lines).toHaveLength(7);
+    // Columns are as wide as what they hold: the key column is the longest key, not a fixed share of the width.
+    expect(lines[3]!.indexOf("Age") - lines[3]!.indexOf("Key")).toBe("unknown:group:ops ".length);
+    // --verbose prints whole keys (no prefix dropped).
+    expect((await runInProcess(["sessions", "list", "--verbose"], env)).stdout).toMatch(/^direct\s+agent:main:main\s/m);
   });
 
   it("adds the Agent column and every store with --all-agents, and honours --limit/--active", async () => {

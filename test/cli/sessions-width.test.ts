@@ -2,7 +2,7 @@
 // compact ("56y ago") and never push the columns apart.
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { listLayout } from "../../src/cli/render/sessions-render.js";
+import { cellWidth } from "../../src/cli/render/table.js";
 import { seedSessions } from "../helpers/seed-sessions.js";
 import { binPath, makeTempState, runBin } from "../helpers/temp-state.js";
 
@@ -27,17 +27,20 @@ describe("sessions list width", () => {
   it("off a terminal: $COLUMNS, else 120; every table line fits and the columns line up", async () => {
     const { env } = seeded();
     for (const [columns, limit] of [[undefined, 120], ["80", 80], ["100", 100], ["200", 200]] as const) {
-      const run = await runBin(["sessions", "list"], { ...env, ...(columns ? { COLUMNS: columns } : {}) });
+      const run = await runBin(["sessions", "list", "--format", "table"], { ...env, ...(columns ? { COLUMNS: columns } : {}) });
       expect(run.code, run.stderr).toBe(0);
       const table = tableLines(run.stdout);
       expect(table).toHaveLength(4);
-      for (const line of table) expect(line.length, `${columns}: ${line}`).toBeLessThanOrEqual(limit);
+      for (const line of table) expect(cellWidth(line), `${columns}: ${line}`).toBeLessThanOrEqual(limit);
       // "Age" starts at the same column in the header and in every row, old ages included.
       const ageAt = table[0]!.indexOf("Age");
       for (const line of table.slice(1)) expect(line.slice(ageAt)).toMatch(/^(\d+(m|h|d|mo|y) ago|just now)\s/);
     }
-    const wide = await runBin(["sessions", "list"], { ...env, COLUMNS: "200" });
-    expect(wide.stdout).toContain("agent:main:telegram:group:-1001234567890:topic:42:with-a-long-tail-of-words");
+    const wide = await runBin(["sessions", "list", "--format", "table"], { ...env, COLUMNS: "200" });
+    // One agent listed: its prefix is said once, every key is whole at 200 columns and not padded past the longest.
+    expect(wide.stdout).toContain('Agent main: keys are shown without their "agent:main:" prefix');
+    expect(wide.stdout).toMatch(/ telegram:group:-1001234567890:topic:42:with-a-long-tail-of-words 1m ago /);
+    for (const line of tableLines(wide.stdout)) expect(line).not.toContain("agent:main:");
     expect(wide.stdout).toMatch(/56y ago/);
     expect(wide.stdout).not.toMatch(/\d{4,}d ago/);
   });
@@ -54,10 +57,12 @@ describe("sessions list width", () => {
     for (const line of table) expect(line.length, line).toBeLessThanOrEqual(72);
   });
 
-  it("listLayout gives Key most of the room and never goes below the minimums", () => {
-    expect(listLayout(120, 0)).toMatchObject({ key: 49, model: 20 });
-    expect(listLayout(80, 0)).toMatchObject({ key: 19, model: 10 });
-    expect(listLayout(40, 0)).toMatchObject({ key: 12, model: 8 });
-    expect(listLayout(300, 6).key).toBe(100);
+  it("at 80 columns the key keeps its distinguishing tail, cut in the middle", async () => {
+    const { env } = seeded();
+    const run = await runBin(["sessions", "list", "--format", "table"], { ...env, COLUMNS: "80" });
+    expect(run.code, run.stderr).toBe(0);
+    const row = tableLines(run.stdout).find((l) => l.includes("telegram"))!;
+    expect(row).toMatch(/telegram.*….*tail-of-words /);
+    expect(cellWidth(row)).toBeLessThanOrEqual(80);
   });
 });

@@ -1,14 +1,9 @@
 // End to end: the real binary on a state the first release migrated; exit codes and --json `ok` agree.
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
-import { fixturesDir, repoRoot, runBin, type CliRun } from "../helpers/temp-state.js";
+import { describe, expect, it } from "vitest";
+import { fixturesDir, runBin, type CliRun } from "../helpers/temp-state.js";
 import { firstReleaseState } from "./first-release-state.js";
-
-beforeAll(() => {
-  if (!fs.existsSync(`${repoRoot}/dist/cli/main.js`)) execFileSync("npm", ["run", "build", "--silent"], { cwd: repoRoot });
-});
 
 interface DoctorJson {
   ok: boolean;

@@ -1,14 +1,9 @@
 // End to end: the real binary re-keys cron jobs of a moved 9.6 state; exit codes and --json `ok` agree; a rerun is a no-op.
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, runBin, type CliRun } from "../helpers/temp-state.js";
+import { describe, expect, it } from "vitest";
+import { runBin, type CliRun } from "../helpers/temp-state.js";
 import { cronRows, movedState, OLD_KEY } from "./moved-cron-store-state.js";
-
-beforeAll(() => {
-  if (!fs.existsSync(`${repoRoot}/dist/cli/main.js`)) execFileSync("npm", ["run", "build", "--silent"], { cwd: repoRoot });
-});
 
 interface DoctorJson {
   ok: boolean;

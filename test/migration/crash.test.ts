@@ -1,19 +1,14 @@
 // SIGKILL at random moments of `doctor --fix` on a few hundred sources, then re-run: the same final databases.
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { prng } from "../../bench/legacy-corpus.mjs";
 import { resolveStatePaths } from "../../src/state/paths.js";
 import { assertNothingRetiredWithoutRows, leftInPlace, legacyCorpusState, retiredNames, runAndKill } from "../helpers/crash.js";
-import { repoRoot, runBin } from "../helpers/temp-state.js";
+import { runBin } from "../helpers/temp-state.js";
 import { dumpState } from "../helpers/migration.js";
-import { execFileSync } from "node:child_process";
 
 const CORPUS = { agents: ["main", "ops"], sessionsPerAgent: 150, linesPerSession: 30, meanLineBytes: 500, seed: 7, extras: ["truncated", "corrupt"] as Array<"truncated" | "corrupt">, mtime: Date.UTC(2026, 0, 2) };
 const ARGS = ["doctor", "--fix", "--yes", "--no-backup", "--json"];
-
-beforeAll(() => {
-  // The crash test needs the compiled binary of this very tree.
-  execFileSync("npm", ["run", "build", "--silent"], { cwd: repoRoot });
-});
+// runBin spawns the compiled binary of this very tree: test/global-setup.ts builds dist/ once, before any test.
 
 function corpus(): { env: NodeJS.ProcessEnv; stateDir: string } {
   return legacyCorpusState(CORPUS);

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseTolerantJson } from "../../src/core/tolerant-json.js";
+import { parseJson5 } from "../../src/core/json5-text.js";
 import { applyConfigFix, planConfig, readLegacyConfig } from "../../src/migration/legacy-config.js";
 import { makeTempState, runInProcess } from "../helpers/temp-state.js";
 import { fakeBackup, migrate, rows } from "../helpers/migration.js";
@@ -72,7 +72,7 @@ describe("legacy config keys", () => {
     expect(text).toContain("{ id: 'ops', memorySearch: { store: { vector: true } } },");
     expect(text).toContain("memorySearch: { enabled: true, store: { } },");
     expect(text).not.toMatch(/writeLock|handlers|main\.sqlite/);
-    const after = parseTolerantJson(text) as typeof before;
+    const after = parseJson5(text) as typeof before;
     const expected = structuredClone(before) as Record<string, any>;
     expected.session.reset = { idleMinutes: 45 };
     delete expected.session.idleMinutes;

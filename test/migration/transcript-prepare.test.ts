@@ -13,10 +13,11 @@ import { makeTempDir, makeTempState, repoRoot, runBin } from "../helpers/temp-st
 
 const FIXTURES_WITH_TRANSCRIPTS = ["simple", "transcript-versions", "corrupt-middle-line", "truncated-last-line", "missing-header", "orphan-transcript", "index-header-mismatch", "old-layout"];
 
-/** What a run says about each source, minus what differs between two runs (ids, times, paths). */
-function outcomes(run: MigrationRunResult): unknown[] {
+/** What a run says about each source, minus what differs between two runs (ids, times, the temp root wherever TMPDIR is). */
+function outcomes(run: MigrationRunResult, root: string): unknown[] {
+  const untemp = (text: string): string => text.replaceAll(root, "<tmp>");
   return run.sources
-    .map((o) => ({ kind: o.kind, path: o.relativePath, status: o.status, reason: o.reason?.replaceAll(/\/tmp\/[^/]+/g, "<tmp>"), rows: o.rows, warnings: o.warnings.map((w) => w.replaceAll(/\/tmp\/[^/]+/g, "<tmp>")), retired: o.retired }))
+    .map((o) => ({ kind: o.kind, path: o.relativePath, status: o.status, reason: typeof o.reason === "string" ? untemp(o.reason) : o.reason, rows: o.rows, warnings: o.warnings.map(untemp), retired: o.retired }))
     .sort((a, b) => a.path.localeCompare(b.path));
 }
 
@@ -35,14 +36,24 @@ async function runWith(mode: TranscriptPrepareMode, setup: () => { stateDir: str
   const { run } = await migrate(paths, { prepareTranscripts: mode });
   // The agent DBs and the ledger: what transcripts write (control-plane rows carry temp paths and move times).
   const dump = Object.entries(dumpState(paths)).map(([db, tables]) => [db, db.startsWith("agents/") ? tables : { migration_sources: tables.migration_sources }]);
-  return { dump, outcomes: outcomes(run), status: run.status };
+  return { dump, outcomes: outcomes(run, path.dirname(stateDir)), status: run.status };
+}
+
+/** A fixture copy whose files all carry one mtime: a recovered (unindexed) transcript's session is dated by it. */
+function pinnedState(fixture: string): { stateDir: string } {
+  const state = makeTempState(fixture);
+  const at = new Date(Date.UTC(2026, 0, 5));
+  for (const entry of fs.readdirSync(state.stateDir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) fs.utimesSync(path.join(entry.parentPath, entry.name), at, at);
+  }
+  return state;
 }
 
 describe("transcripts parsed ahead vs streamed", () => {
   for (const fixture of FIXTURES_WITH_TRANSCRIPTS) {
     it(`${fixture}: same rows, outcomes, warnings and errors`, async () => {
-      const streamed = await runWith("off", () => makeTempState(`migration/${fixture}`));
-      const prepared = await runWith("inline", () => makeTempState(`migration/${fixture}`));
+      const streamed = await runWith("off", () => pinnedState(`migration/${fixture}`));
+      const prepared = await runWith("inline", () => pinnedState(`migration/${fixture}`));
       expect(prepared).toEqual(streamed);
     });
   }
@@ -88,6 +99,8 @@ describe("transcripts parsed ahead vs streamed", () => {
         { type: "message", id: "b", parentId: "a", message: { role: "user", idempotencyKey: "k1" } },
       ];
       fs.writeFileSync(path.join(dir, "dup.jsonl"), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+      // Unindexed: its recovered session is dated by the file's mtime, the same in both runs.
+      fs.utimesSync(path.join(dir, "dup.jsonl"), new Date(Date.UTC(2026, 0, 5)), new Date(Date.UTC(2026, 0, 5)));
       return { stateDir };
     };
     const streamed = await runWith("off", make);

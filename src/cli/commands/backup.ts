@@ -6,6 +6,7 @@ import type { BackupProgressEvent } from "../../backup/types.js";
 import path from "node:path";
 import { ConsentRequiredError, UsageError } from "../../core/errors.js";
 import { parseWholeNumber } from "../parse-options.js";
+import { docsLink } from "../docs-link.js";
 import { createCommandContext, type CliHost, type CommandContext } from "../context.js";
 import type { Progress } from "../output.js";
 
@@ -142,11 +143,22 @@ async function requireStateOrBackups(ctx: CommandContext, dir: string | undefine
   ctx.output.warn(`warning: no state dir at ${ctx.paths.stateDir} (removed by a reset?); listing the backups in ${ctx.paths.backupDir}.`);
 }
 
+/**
+ * An archive argument as a path: `latest` or an id (prefix) from `backup list` is looked up among this state's listed
+ * archives and the path it stands for is said once; anything else is a path, used as given.
+ */
+async function resolveArchiveArgument(ctx: CommandContext, ref: string): Promise<string> {
+  const { resolveArchiveRef } = await import("../../backup/resolve-archive-ref.js");
+  const resolved = await resolveArchiveRef({ paths: ctx.paths, ref });
+  if (resolved.via !== "path") ctx.output.log(ctx.output.style.dim(`${ref} is ${resolved.shortId ? `${resolved.shortId} ` : ""}${resolved.archivePath}`));
+  return resolved.archivePath;
+}
+
 export function registerBackupCommand(program: Command, host: CliHost): void {
   const backup = program
     .command("backup")
     .description("create, verify, restore, list and prune verified archives of the state")
-    .addHelpText("after", "\nDocs: docs/backup.md");
+    .addHelpText("after", `\nDocs: ${docsLink("backup.md")}`);
 
   backup
     .command("create")
@@ -182,10 +194,11 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
   backup
     .command("verify")
     .description("check an archive in one streaming pass: entries, sizes, sha256, database integrity and row counts")
-    .argument("<archive>", "the .tar.gz to check")
-    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup verify ~/.openclaw-backups/2025-01-02T03-04-05.678Z-openclaw-backup.tar.gz")
-    .action(async (archive: string, _opts: unknown, command: Command) => {
+    .argument("<archive>", "the archive to check: a path, an id from `backup list` (or a unique prefix), or latest")
+    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup verify latest\n  $ openclaw-state backup verify 3f9a2c1e   # an ID from `backup list`\n  $ openclaw-state backup verify ~/.openclaw-backups/2025-01-02T03-04-05.678Z-openclaw-backup.tar.gz")
+    .action(async (ref: string, _opts: unknown, command: Command) => {
       const ctx = createCommandContext(command, host);
+      const archive = await resolveArchiveArgument(ctx, ref);
       const [{ verifyBackup }, { renderBackupVerify, verifyExitCode }] = await Promise.all([import("../../backup/verify-archive.js"), render()]);
       const result = await withProgress(ctx, "Verifying", (onProgress) => verifyBackup(archive, { onProgress }));
       renderBackupVerify(ctx.output, result);
@@ -195,7 +208,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
   backup
     .command("restore")
     .description("verify an archive, then replace the state with it, keeping each replaced path as <path>.pre-restore-<ts> (asks on a terminal, needs --yes otherwise)")
-    .argument("<archive>", "the .tar.gz to restore")
+    .argument("<archive>", "the archive to restore: a path, an id from `backup list` (or a unique prefix), or latest")
     .option("--dry-run", "verify and print what would be replaced (and where each current copy is kept) or created", false)
     .option("-y, --yes", "do not ask for confirmation", false)
     .option("--target <dir>", "restore into this new or empty directory instead of the live paths")
@@ -205,10 +218,11 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .option("--backup", "also take a verified backup of the current state before replacing it (the replaced paths are kept either way)", false)
     .addHelpText(
       "after",
-      "\nWorkspaces go only where the current config names them, or where --workspace says.\nEvery replaced path is kept as <path>.pre-restore-<ts>; `backup prune --pre-restore` removes those copies.\n\nExamples:\n  $ openclaw-state backup restore <archive> --dry-run\n  $ openclaw-state backup restore <archive> --backup --yes\n  $ openclaw-state backup restore <archive> --workspace /old/home/project=/home/me/project --yes\n  $ openclaw-state backup restore <archive> --target /tmp/inspect --yes",
+      "\nWorkspaces go only where the current config names them, or where --workspace says.\nEvery replaced path is kept as <path>.pre-restore-<ts>; `backup prune --pre-restore` removes those copies.\n\nExamples:\n  $ openclaw-state backup restore latest --dry-run\n  $ openclaw-state backup restore <archive> --dry-run\n  $ openclaw-state backup restore <archive> --backup --yes\n  $ openclaw-state backup restore <archive> --workspace /old/home/project=/home/me/project --yes\n  $ openclaw-state backup restore <archive> --target /tmp/inspect --yes",
     )
-    .action(async (archive: string, opts: BackupRestoreCommandOptions, command: Command) => {
+    .action(async (ref: string, opts: BackupRestoreCommandOptions, command: Command) => {
       const ctx = createCommandContext(command, host, opts.target ? "any" : "write");
+      const archive = await resolveArchiveArgument(ctx, ref);
       const [{ restoreBackup }, { renderBackupRestore, renderRestoreConsent, restoreConsentSummary }] = await Promise.all([import("../../backup/restore-backup.js"), render()]);
       const workspaceDestinations = parseWorkspaceDestinations(opts.workspace, process.cwd());
       const result = await withProgress(ctx, "Reading archive", (onProgress, pauseProgress) =>
@@ -242,7 +256,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .description("recorded backup runs and the archives in the backup directory (read-only)")
     .option("--dir <dir>", "backup directory to scan (default: <stateDir>-backups)")
     .option("--all", "also list recorded runs whose archive is gone (hidden by default; `backup prune` forgets them)", false)
-    .addHelpText("after", "\nExamples:\n  $ openclaw-state backup list\n  $ openclaw-state backup list --all --json")
+    .addHelpText("after", "\nThe ID column names an archive in `backup verify|restore` (so does `latest`).\n\nExamples:\n  $ openclaw-state backup list\n  $ openclaw-state backup list --all --json")
     .action(async (opts: { dir?: string; all: boolean }, command: Command) => {
       const ctx = createCommandContext(command, host);
       await requireStateOrBackups(ctx, opts.dir);

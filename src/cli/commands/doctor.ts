@@ -36,8 +36,9 @@ export function registerDoctorCommand(program: Command, host: CliHost): void {
     .action(async (opts: DoctorCommandOptions, command: Command) => {
       // Check mode reports a missing or non-directory state as a finding; --fix refuses a non-directory.
       const ctx = createCommandContext(command, host, opts.fix ? "write" : "any");
-      const [{ runDoctor, doctorExitCode }, { renderDoctor }, { formatMigrationProgress }] = await Promise.all([
+      const [{ runDoctor }, { doctorVerdict }, { renderDoctor }, { formatMigrationProgress }] = await Promise.all([
         import("../../doctor/run-doctor.js"),
+        import("../../doctor/doctor-verdict.js"),
         import("../render/doctor-render.js"),
         import("../render/migration-render.js"),
       ]);
@@ -76,8 +77,9 @@ export function registerDoctorCommand(program: Command, host: CliHost): void {
           return ctx.output.confirm("Apply these repairs?");
         },
       }).finally(() => spinner?.stop());
-      const exitCode = doctorExitCode(result, opts.strict);
-      renderDoctor(ctx.output, result, exitCode);
-      host.setExitCode(exitCode);
+      // One verdict: the exit code, the JSON status/ok and the last line cannot disagree.
+      const verdict = doctorVerdict(result, opts.strict);
+      renderDoctor(ctx.output, result, verdict);
+      host.setExitCode(verdict.exitCode);
     });
 }

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { ConsentRequiredError, UsageError } from "../../core/errors.js";
 import { expandUserPath } from "../../state/paths.js";
-import { createCommandContext, type CliHost } from "../context.js";
+import { createCommandContext, readGlobalFlags, type CliHost } from "../context.js";
 import { parseLimit, parseWholeNumber } from "../parse-options.js";
 import { terminalWidth } from "../render/terminal-width.js";
 
@@ -12,6 +12,7 @@ export interface SessionsListCommandOptions {
   allAgents: boolean;
   active?: string;
   limit: string;
+  format?: string;
 }
 
 export interface SessionsShowCommandOptions {
@@ -39,6 +40,16 @@ export interface SessionsDeleteCommandOptions {
   force: boolean;
 }
 
+/** `--format`: table, tsv or json; `--json` is `--format json`, and contradicting it is a usage error. */
+function parseListFormat(raw: string | undefined, json: boolean): "table" | "tsv" | "json" | undefined {
+  const value = raw?.trim().toLowerCase();
+  if (value !== undefined && value !== "table" && value !== "tsv" && value !== "json") {
+    throw new UsageError(`Invalid --format value ${JSON.stringify(raw)}: use table, tsv or json (for example --format tsv).`, "invalid_option");
+  }
+  if (json && value !== undefined && value !== "json") throw new UsageError(`--json and --format ${value} contradict each other; pass one of them.`, "invalid_option");
+  return json ? "json" : value;
+}
+
 /** Caps repeated from the transcript reader, so commander's help needs no storage import. */
 const MAX_EVENTS = 10_000;
 const MAX_BYTES = 64 * 1024 * 1024;
@@ -59,12 +70,14 @@ export function registerSessionsCommand(program: Command, host: CliHost): void {
     .option("--all-agents", "list the sessions of every known agent", false)
     .option("--active <minutes>", "only sessions updated within the last N minutes")
     .option("--limit <n|all>", "how many rows to print, or all", "100")
+    .option("--format <table|tsv|json>", "table (default on a terminal), tsv (default when piped: one tab-separated row per session) or json (= --json)")
     .addHelpText(
       "after",
-      "\nExamples:\n  $ openclaw-state sessions list\n  $ openclaw-state sessions list --all-agents --active 120\n  $ openclaw-state sessions list --agent work --limit all --json",
+      "\nExamples:\n  $ openclaw-state sessions list\n  $ openclaw-state sessions list --all-agents --active 120\n  $ openclaw-state sessions list --limit all --format tsv | cut -f1\n  $ openclaw-state sessions list --agent work --limit all --json",
     )
     .action(async (opts: SessionsListCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host, "read");
+      const format = parseListFormat(opts.format, readGlobalFlags(command).json);
+      const ctx = createCommandContext(command, host, "read", format === "json" ? { json: true } : {});
       const options = {
         paths: ctx.paths,
         agentId: opts.agent,
@@ -78,7 +91,8 @@ export function registerSessionsCommand(program: Command, host: CliHost): void {
       ]);
       const list = openSessionList(options);
       try {
-        host.setExitCode(await renderSessionList(ctx.output, list));
+        // Off a terminal (a pipe, a file, cron) rows are tab-separated unless --format says otherwise.
+        host.setExitCode(await renderSessionList(ctx.output, list, format ?? (ctx.output.stdoutTTY === false ? "tsv" : "table")));
       } finally {
         list.close();
       }

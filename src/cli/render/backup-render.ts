@@ -1,6 +1,5 @@
 // Renders backup create/verify/restore/list/prune results as human text or the JSON envelope, plus progress text.
 import type { CreateBackupResult } from "../../backup/create-backup.js";
-import type { ListBackupsResult } from "../../backup/list-backups.js";
 import { summarizeManifest } from "../../backup/manifest.js";
 import type { PrunePreRestoreResult } from "../../backup/pre-restore-copies.js";
 import type { PruneBackupsResult } from "../../backup/prune-backups.js";
@@ -157,34 +156,8 @@ export function renderBackupRestore(output: Output, result: RestoreBackupResult)
   renderWarnings(output, result.warnings);
 }
 
-export function renderBackupList(output: Output, result: ListBackupsResult): void {
-  if (output.json) {
-    output.writeJson(jsonEnvelope("backup list", result));
-    return;
-  }
-  const s = output.style;
-  output.log(s.bold(`Backups (directory ${result.backupDir}${result.runsRead ? "" : "; no global database, so no recorded runs"}):`));
-  if (result.backups.length === 0) output.log("  none");
-  for (const b of result.backups) {
-    const unreadable = b.problemCode === "zstd_unsupported" ? "zstd: needs Node.js 22.15 or newer to read" : "not readable";
-    const flags = [b.exists ? "" : "missing", b.manifestOk === false ? unreadable : ""].filter(Boolean).join(", ");
-    const kind = b.compression ?? (b.exists ? "?" : "");
-    output.log(`  ${formatTime(b.createdAt)}  ${b.status.padEnd(10)} ${kind.padEnd(4)} ${formatBytes(b.sizeBytes).padStart(10)}  ${b.archivePath}${flags ? s.yellow(` (${flags})`) : ""}`);
-  }
-  const { missing, failed } = result.hidden;
-  if (missing + failed > 0) {
-    const parts = [missing > 0 ? `${missing} run(s) whose archive is gone` : "", failed > 0 ? `${failed} older failed run(s)` : ""].filter(Boolean).join(" and ");
-    output.log(s.dim(`  ${parts} not shown (--all lists them; \`backup prune\` forgets them)`));
-  }
-  if (result.preRestoreCopies.length + result.preRestoreNotOurs.length > 0) {
-    output.log(s.bold("Previous copies kept by restore (`backup prune --pre-restore` removes them):"));
-    for (const c of result.preRestoreCopies) {
-      output.log(`  ${formatTime(c.createdAt)}  ${c.kind.padEnd(4)} ${c.sizeBytes === null ? "".padStart(10) : formatBytes(c.sizeBytes).padStart(10)}  ${c.path}  ${s.dim(`(previous ${c.of})`)}`);
-    }
-    for (const n of result.preRestoreNotOurs) output.log(s.dim(`  not ours, kept ${n.path}: ${n.reason}`));
-  }
-  renderWarnings(output, result.warnings);
-}
+/** `backup list` has its own file (the table with short ids). */
+export { renderBackupList } from "./backup-list-render.js";
 
 export function renderBackupPrune(output: Output, result: PruneBackupsResult): void {
   if (output.json) {

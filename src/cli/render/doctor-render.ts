@@ -1,4 +1,5 @@
-// Renders a DoctorResult as ✓ / ! / ✗ lines with a summary, or as the JSON envelope.
+// Renders a DoctorResult as ✓ / ! / ✗ lines with a summary, or as the JSON envelope; both end in the run's one verdict.
+import type { DoctorVerdict } from "../../doctor/doctor-verdict.js";
 import type { DoctorResult } from "../../doctor/run-doctor.js";
 import type { Finding } from "../../doctor/types.js";
 import { jsonEnvelope } from "../context.js";
@@ -13,10 +14,10 @@ function mark(output: Output, finding: Finding): string {
   return s.green("✓");
 }
 
-/** `exitCode` is the one the command returns: `ok` in the JSON document always agrees with it. */
-export function renderDoctor(output: Output, result: DoctorResult, exitCode: number): void {
+/** `verdict` (doctorVerdict) is the run's one answer: JSON `status`/`ok`/`exitCode` and the last line come from it. */
+export function renderDoctor(output: Output, result: DoctorResult, verdict: DoctorVerdict): void {
   if (output.json) {
-    output.writeJson({ ...jsonEnvelope("doctor", result), ok: exitCode === 0, exitCode });
+    output.writeJson({ ...jsonEnvelope("doctor", result), status: verdict.status, ok: verdict.ok, exitCode: verdict.exitCode });
     return;
   }
   const s = output.style;
@@ -44,9 +45,7 @@ export function renderDoctor(output: Output, result: DoctorResult, exitCode: num
     if (f.fix && f.severity !== "info") say(s.dim(`    fix: ${f.fix}`));
   }
   if (result.declined) output.notice("Nothing was changed (declined).");
-  const { errors, warnings, ok } = result.summary;
-  const fixable = result.mode === "check" && (errors > 0 || warnings > 0) ? " — run `openclaw-state doctor --fix` to apply the safe fixes" : "";
-  const summary = `${errors} error(s), ${warnings} warning(s), ${ok} ok${fixable}`;
-  if (errors > 0 || warnings > 0 || result.repairs.some((r) => r.status === "failed")) output.notice(summary);
-  else output.log(summary);
+  // The last line: a notice (kept by --quiet, on stderr there) whenever there is something to act on; --quiet drops it only when all is ok.
+  if (verdict.status === "ok") output.log(verdict.line);
+  else output.notice(verdict.status === "errors" ? s.red(verdict.line) : verdict.line);
 }

@@ -2,6 +2,7 @@
 
 // Kept importable from here: the formatters live in src/core/ so core code can use them too.
 export { formatBytes, formatCount } from "../../core/format-bytes.js";
+import { truncateEnd } from "./table.js";
 
 export function formatTime(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return "-";
@@ -54,7 +55,7 @@ export function formatAge(ms: number | null | undefined, now: number): string {
 /** The widest formatAge text ("in future", ">999y ago"). */
 export const AGE_TEXT_WIDTH = 9;
 
-/** Cuts `text` to `width` characters, marking the cut with "…". */
+/** Cuts `text` to `width` screen cells (CJK and emoji count two), marking the cut with "…". */
 export function truncate(text: string, width: number): string {
-  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+  return truncateEnd(text, Math.max(1, width));
 }

@@ -5,6 +5,13 @@ import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 import { formatBytes, formatCount, formatTime } from "./format.js";
 import { renderInventoryHuman } from "./migration-render.js";
+import { DEFAULT_COLUMNS } from "../output.js";
+import { renderTable, type TableColumn } from "./table.js";
+
+const TABLE_COUNT_COLUMNS: TableColumn[] = [
+  { header: "table", min: 34, max: 34 },
+  { header: "rows", align: "right", min: 10, max: 10, cut: "none" },
+];
 
 /** An intact database in a released OpenClaw's format (`foreign`) is readable state, not a failure. */
 export function inspectExitCode(result: InspectResult): number {
@@ -45,7 +52,11 @@ export function renderInspect(output: Output, result: InspectResult): void {
     const nonEmpty = Object.entries(db.tables).filter(([, n]) => n > 0);
     const shown = output.verbose ? Object.entries(db.tables) : nonEmpty;
     if (shown.length === 0) output.log(s.dim(`  ${Object.keys(db.tables).length} tables, all empty`));
-    for (const [name, n] of shown) output.log(`  ${name.padEnd(34)} ${formatCount(n).padStart(10)}`);
+    if (shown.length > 0) {
+      const rows = shown.map(([name, n]) => [name, formatCount(n)]);
+      // The shared table helper (screen cells), without its header line: the section heading says what these are.
+      for (const line of renderTable(TABLE_COUNT_COLUMNS, rows, (output.columns ?? DEFAULT_COLUMNS) - 2).slice(1)) output.log(`  ${line}`);
+    }
     if (!output.verbose && nonEmpty.length > 0 && nonEmpty.length < Object.keys(db.tables).length) {
       output.log(s.dim(`  (${Object.keys(db.tables).length - nonEmpty.length} empty tables hidden; --verbose shows them)`));
     }

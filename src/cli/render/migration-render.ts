@@ -8,6 +8,8 @@ import type { MigrationPlan, MigrationProgress, MigrationRunResult, PlanAction, 
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 import { formatBytes, formatCount, formatTime } from "./format.js";
+import { DEFAULT_COLUMNS } from "../output.js";
+import { renderTable, type TableColumn } from "./table.js";
 
 const PHASE_LABEL: Record<MigrationProgress["phase"], string> = {
   plan: "planning",
@@ -71,22 +73,31 @@ export function renderInventoryHuman(output: Output, inventory: LegacyInventory,
 
 const ACTIONS: PlanAction[] = ["import", "changed-since-import", "already-imported", "skip"];
 
+const PLAN_COLUMNS: TableColumn[] = [
+  { header: "kind" },
+  { header: "action", cut: "none" },
+  { header: "files", align: "right", cut: "none" },
+  { header: "size", align: "right", cut: "none" },
+  { header: "records", align: "right", cut: "none" },
+];
+
 export function renderPlanHuman(output: Output, plan: MigrationPlan): void {
   const s = output.style;
   output.log(s.bold(`Legacy migration plan — ${plan.stateDir}${plan.root !== plan.stateDir ? ` (read from ${plan.root})` : ""}`));
   for (const item of plan.layout) output.log(`${item.action === "move" ? s.yellow("move") : s.dim("keep")} ${item.path} → ${item.target}: ${item.reason}`);
   if (plan.sources.length === 0) output.log("No legacy sources found.");
   else {
-    output.log(`${"kind".padEnd(18)} ${"action".padEnd(22)} ${"files".padStart(7)} ${"size".padStart(10)} ${"records".padStart(10)}`);
+    const rows: string[][] = [];
     for (const kind of Object.keys(plan.summary) as SourceKind[]) {
       for (const action of ACTIONS) {
         const sources = plan.sources.filter((x) => x.kind === kind && x.action === action);
         if (sources.length === 0) continue;
         const bytes = sources.reduce((n, x) => n + x.sizeBytes, 0);
         const records = sources.reduce((n, x) => n + (x.records ?? 0), 0);
-        output.log(`${kind.padEnd(18)} ${action.padEnd(22)} ${formatCount(sources.length).padStart(7)} ${formatBytes(bytes).padStart(10)} ${formatCount(records).padStart(10)}`);
+        rows.push([kind, action, formatCount(sources.length), formatBytes(bytes), formatCount(records)]);
       }
     }
+    for (const line of renderTable(PLAN_COLUMNS, rows, output.columns ?? DEFAULT_COLUMNS)) output.log(line);
   }
   for (const x of plan.sources) {
     const problem = (x.action === "skip" && x.attention) || x.willFail !== undefined;

@@ -1,4 +1,5 @@
-// Renders `sessions list` (a fixed-width table streamed row by row, or a streamed JSON document) and `sessions show`.
+// Renders `sessions list` (a table fitted to the width, tab-separated rows for scripts, or a streamed JSON
+// document) and `sessions show`.
 import type { SessionList } from "../../sessions/list-sessions.js";
 import type { SessionSummary } from "../../sessions/session-row.js";
 import type { ShowSessionResult, ShownEvent } from "../../sessions/show-session.js";
@@ -6,17 +7,24 @@ import { ExitCode, OpenclawStateError } from "../../core/errors.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 import { DEFAULT_COLUMNS } from "../output.js";
-import { AGE_TEXT_WIDTH, formatAge, formatBytes, formatCount, formatTime, formatTokensCell, truncate } from "./format.js";
+import { formatAge, formatBytes, formatCount, formatTime, formatTokensCell, truncate } from "./format.js";
+import { cleanCell, fitColumns, formatHeader, formatRow, tsvLine, type TableColumn } from "./table.js";
 
-/** Widths come from the output width, not the rows: rows print as they stream, before later ones are read. */
-const KIND_WIDTH = 11;
-const AGE_WIDTH = AGE_TEXT_WIDTH;
-const TOKENS_WIDTH = 16;
-const FLAGS_MIN = 10;
 /** Lines between waits for stdout to drain: keeps `--limit all` flat in memory behind a slow pipe. */
 const FLUSH_EVERY = 500;
+/**
+ * Rows read before the column widths are fixed: widths come from what is listed (no key padded to a width no
+ * key needs), while `--limit all` still streams in bounded memory; a later, longer cell is cut to the column.
+ */
+const SAMPLE_ROWS = 200;
 /** Text never gets fewer columns than this, however long the line's prefix. */
 const MIN_TEXT_WIDTH = 20;
+
+export type SessionListFormat = "table" | "tsv" | "json";
+export const SESSION_LIST_FORMATS: readonly SessionListFormat[] = ["table", "tsv", "json"];
+
+/** The tab-separated fields, in order (documented in docs/sessions.md; never reordered, only appended to). */
+export const TSV_FIELDS = ["key", "agent", "kind", "updatedAt", "model", "totalTokens", "contextTokens", "flags", "sessionId"] as const;
 
 export interface TextLayout {
   /** Columns to fit each line into (terminal width). */
@@ -25,9 +33,24 @@ export interface TextLayout {
   full: boolean;
 }
 
-export async function renderSessionList(output: Output, list: SessionList): Promise<number> {
+/** A session row as `--json` prints it: the stored epoch-ms times plus their ISO-8601 form. */
+function jsonRow(row: SessionSummary): Record<string, unknown> {
+  return { ...row, updatedAtIso: isoTime(row.updatedAt), createdAtIso: isoTime(row.createdAt) };
+}
+
+function isoTime(ms: number | null | undefined): string | null {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) return null;
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+}
+
+function* mapRows<T, U>(rows: Iterable<T>, fn: (row: T) => U): Generator<U> {
+  for (const row of rows) yield fn(row);
+}
+
+export async function renderSessionList(output: Output, list: SessionList, format: SessionListFormat = "table"): Promise<number> {
   const storeFailed = list.stores.some((s) => s.error !== undefined);
-  if (output.json) {
+  if (output.json || format === "json") {
     const head = {
       version: 1,
       command: "sessions list",
@@ -40,13 +63,23 @@ export async function renderSessionList(output: Output, list: SessionList): Prom
       warnings: list.warnings,
     };
     for (const w of list.warnings) output.warn(`warning: ${w}`);
-    const written = await output.writeJsonStream(head, "sessions", list.rows());
+    const written = await output.writeJsonStream(head, "sessions", mapRows(list.rows(), jsonRow));
     if (written.error !== undefined) return written.error instanceof OpenclawStateError ? written.error.exitCode : ExitCode.failed;
+    return storeFailed ? ExitCode.failed : ExitCode.ok;
+  }
+  if (format === "tsv") {
+    // Only the rows on stdout; what a script must not miss (warnings, a cut-off listing) goes to stderr.
+    for (const w of list.warnings) output.warn(`warning: ${w}`);
+    for (const store of list.stores) if (store.error !== undefined) output.warn(`warning: session store ${store.path} (agent ${store.agentId}) is unreadable, skipped`);
+    if (list.hasMore) output.warn(`note: ${formatCount(list.count)} of ${formatCount(list.totalCount)} sessions listed; --limit all lists every one`);
+    await streamLines(output, list.rows(), tsvRow);
     return storeFailed ? ExitCode.failed : ExitCode.ok;
   }
 
   const s = output.style;
   const multi = list.stores.length > 1;
+  // One agent listed: its `agent:<id>:` prefix is the same on every key, so it is said once instead.
+  const single = !multi && list.stores[0] ? list.stores[0].agentId : null;
   if (multi) {
     output.log("Session stores:");
     for (const store of list.stores) output.log(`  ${store.agentId}: ${store.path}${storeNote(store)}`);
@@ -63,27 +96,56 @@ export async function renderSessionList(output: Output, list: SessionList): Prom
     output.log("No sessions found.");
     return storeFailed ? ExitCode.failed : ExitCode.ok;
   }
-  const layout = listLayout(output.columns ?? DEFAULT_COLUMNS, multi ? Math.min(16, Math.max(5, ...list.stores.map((st) => st.agentId.length))) : 0);
-  const header = [
-    layout.agent > 0 ? "Agent".padEnd(layout.agent) : null,
-    "Kind".padEnd(KIND_WIDTH),
-    "Key".padEnd(layout.key),
-    "Age".padEnd(AGE_WIDTH),
-    "Model".padEnd(layout.model),
-    "Tokens (ctx %)".padEnd(TOKENS_WIDTH),
-    "Flags",
-  ];
-  output.log(s.bold(truncate(header.filter((c) => c !== null).join(" "), layout.width)));
+  if (single !== null && !output.verbose) {
+    const show = single === "main" ? "`sessions show <key>`" : `\`sessions show <key> --agent ${single}\``;
+    output.log(`Agent ${cleanCell(single)}: keys are shown without their "agent:${cleanCell(single)}:" prefix (${show} takes them as shown)`);
+  }
+  const width = output.columns ?? DEFAULT_COLUMNS;
+  const now = list.now;
+  const columns = listColumns(multi);
+  const cells = (row: SessionSummary): string[] => listCells(row, now, { multi, stripAgent: output.verbose ? null : single, verbose: output.verbose });
+  // --verbose prints every key and flag whole (for grep/awk), whatever the width.
+  const whole = output.verbose ? new Set([columns.findIndex((c) => c.header === "Key"), columns.length - 1]) : undefined;
+  const rows = list.rows();
+  const sample: string[][] = [];
+  let next = rows.next();
+  while (!next.done && sample.length < SAMPLE_ROWS) {
+    sample.push(cells(next.value).map(cleanCell));
+    next = rows.next();
+  }
+  const widths = fitColumns(columns, sample, width);
+  output.log(s.bold(formatHeader(columns, widths, width)));
+  const line = (c: string[]): string => formatRow(c, columns, widths, { limit: width, whole });
   let n = 0;
-  for (const row of list.rows()) {
-    output.log(listLine(output, row, list.now, layout));
+  for (const c of sample) {
+    output.log(line(c));
+    if (++n % FLUSH_EVERY === 0) await output.flush();
+  }
+  if (!next.done && !output.isClosed()) {
+    output.log(line(cells(next.value)));
+    await streamLines(output, { [Symbol.iterator]: () => rows }, (row) => line(cells(row)));
+  } else {
+    await output.flush();
+  }
+  return storeFailed ? ExitCode.failed : ExitCode.ok;
+}
+
+/** Writes one line per row, waiting for stdout to drain now and then; stops once the reader is gone. */
+async function streamLines(output: Output, rows: Iterable<SessionSummary>, toLine: (row: SessionSummary) => string): Promise<void> {
+  let n = 0;
+  for (const row of rows) {
+    output.log(toLine(row));
     if (++n % FLUSH_EVERY === 0) {
       await output.flush();
       if (output.isClosed()) break;
     }
   }
   await output.flush();
-  return storeFailed ? ExitCode.failed : ExitCode.ok;
+}
+
+/** A row for scripts: whole values, times in ISO-8601, token counts as plain numbers, empty for unknown. */
+function tsvRow(row: SessionSummary): string {
+  return tsvLine([row.key, row.agentId, row.kind, isoTime(row.updatedAt), row.model, row.totalTokens, row.contextTokens, row.flags.join(" "), row.sessionId]);
 }
 
 function storeNote(store: SessionList["stores"][number]): string {
@@ -91,43 +153,37 @@ function storeNote(store: SessionList["stores"][number]): string {
   return store.exists ? "" : " (no database yet)";
 }
 
-export interface ListLayout {
-  width: number;
-  agent: number;
-  key: number;
-  model: number;
-}
-
 /**
- * Column widths that fit `width`: Kind, Age and Tokens are fixed; Key gets most of the rest, Model a quarter
- * (8–24), Flags what is left. Below ~70 columns the minimums win and lines are cut at the edge instead.
+ * The table's columns: Age and Tokens keep their width; when the line is too wide the widest of Key, Model,
+ * Flags (and Agent) gives way first, the key counting half (it is what the operator reads and types). Key is
+ * cut in the middle, so its distinguishing tail (`…:topic:42`) stays.
  */
-export function listLayout(width: number, agent: number): ListLayout {
-  const fixed = (agent > 0 ? agent + 1 : 0) + KIND_WIDTH + 1 + AGE_WIDTH + 1 + TOKENS_WIDTH + 1;
-  const rest = Math.max(0, width - fixed);
-  const model = Math.min(24, Math.max(8, Math.floor(rest / 4)));
-  const key = Math.min(100, Math.max(12, rest - model - 2 - FLAGS_MIN));
-  return { width, agent, key, model };
+export function listColumns(multi: boolean): TableColumn[] {
+  return [
+    ...(multi ? [{ header: "Agent", min: 5, max: 16 } satisfies TableColumn] : []),
+    { header: "Kind", min: 4, max: 11 },
+    { header: "Key", cut: "middle", min: 16, weight: 2 },
+    { header: "Age", cut: "none" },
+    { header: "Model", min: 8 },
+    { header: "Tokens (ctx %)", cut: "none" },
+    { header: "Flags", min: 5 },
+  ];
 }
 
-function listLine(output: Output, row: SessionSummary, now: number, layout: ListLayout): string {
-  // --verbose prints every key and flag whole (for grep/awk), whatever the width.
-  const key = output.verbose ? row.key : truncate(row.key, layout.key);
-  const flags = output.verbose ? [...row.flags, `id:${row.sessionId}`, ...(row.channel ? [`channel:${row.channel}`] : [])] : row.flags;
-  const cells = [
-    layout.agent > 0 ? truncate(row.agentId, layout.agent).padEnd(layout.agent) : null,
-    row.kind.padEnd(KIND_WIDTH),
-    key.padEnd(layout.key),
-    formatAge(row.updatedAt, now).padEnd(AGE_WIDTH),
-    truncate(row.model ?? "-", layout.model).padEnd(layout.model),
-    formatTokensCell(row.totalTokens, row.contextTokens).padEnd(TOKENS_WIDTH),
+/** One row's cells, in `listColumns` order (raw: the table cleans and cuts them). */
+export function listCells(row: SessionSummary, now: number, options: { multi: boolean; stripAgent: string | null; verbose: boolean }): string[] {
+  const prefix = options.stripAgent === null ? null : `agent:${options.stripAgent}:`;
+  const key = prefix !== null && row.key.startsWith(prefix) && row.key.length > prefix.length ? row.key.slice(prefix.length) : row.key;
+  const flags = options.verbose ? [...row.flags, `id:${row.sessionId}`, ...(row.channel ? [`channel:${row.channel}`] : [])] : row.flags;
+  return [
+    ...(options.multi ? [row.agentId] : []),
+    row.kind,
+    key,
+    formatAge(row.updatedAt, now),
+    row.model ?? "-",
+    formatTokensCell(row.totalTokens, row.contextTokens),
     flags.join(" "),
   ];
-  const line = cells
-    .filter((c) => c !== null)
-    .join(" ")
-    .trimEnd();
-  return output.verbose ? line : truncate(line, layout.width);
 }
 
 export function renderSessionShow(output: Output, result: ShowSessionResult, layout: TextLayout = { width: 120, full: false }): number {

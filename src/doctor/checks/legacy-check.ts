@@ -23,6 +23,28 @@ function fileLine(s: PlannedSource): string {
   return `${s.relativePath} (${formatBytes(s.sizeBytes)}, ${s.records ?? "?"} ${importerFor(s.kind).label.records}) → ${what}`;
 }
 
+const IMPORT_FIX = "`doctor --fix` imports them into SQLite after a verified backup, then moves each file under migrated/<run id>/ (`--remove-sources` deletes instead).";
+
+/** A path as a shell word (the `migrate skip` hint is meant to be pasted). */
+function shellWord(p: string): string {
+  return /^[\w./@:+,=-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`;
+}
+
+/** What to do about a kind's sources: repair or `migrate skip` the failing ones, retry the others, import the rest. */
+function sourceFix(failing: readonly PlannedSource[], retrying: readonly PlannedSource[], pending: number): string | null {
+  const parts: string[] = [];
+  if (failing.length > 0) {
+    const one = failing.length === 1;
+    parts.push(
+      `${one ? "It fails" : "They fail"} on every \`doctor --fix\` as ${one ? "it is" : "they are"}: repair ${one ? "it" : "them"}, or set ${one ? "it" : "each"} aside with \`openclaw-state migrate skip ${shellWord(failing[0]!.relativePath)} --reason "…"\`${one ? "" : " (one path per command)"}.`,
+    );
+  }
+  if (retrying.length > 0) parts.push(`\`doctor --fix\` tries the source(s) whose previous attempt failed again; one that keeps failing can be set aside with \`openclaw-state migrate skip <path> --reason "…"\`.`);
+  const others = pending - retrying.length;
+  if (others > 0) parts.push(failing.length > 0 || retrying.length > 0 ? `\`doctor --fix\` imports the other ${formatCount(others)} after a verified backup.` : IMPORT_FIX);
+  return parts.length > 0 ? parts.join(" ") : null;
+}
+
 /** One finding per kind with counts; per-file lines with --verbose, problem lines always. */
 export function planFindings(plan: MigrationPlan, verbose: boolean): Finding[] {
   const findings: Finding[] = [];
@@ -46,19 +68,25 @@ export function planFindings(plan: MigrationPlan, verbose: boolean): Finding[] {
       a["already-imported"] > 0 ? `${formatCount(a["already-imported"])} already imported (to retire)` : "",
       a.skip > 0 ? `${formatCount(a.skip)} skipped` : "",
     ].filter(Boolean);
-    const pending = a.import + a["changed-since-import"] + a["already-imported"];
+    // A source the read-only pass already knows will fail (corrupt, wrong shape) fails every --fix until it is repaired
+    // or set aside: an error naming `migrate skip`, never "`doctor --fix` imports them".
+    const failing = sources.filter((s) => s.action !== "skip" && s.willFail);
+    const retrying = sources.filter((s) => s.action !== "skip" && !s.willFail && s.notes.some((n) => n.startsWith("the previous attempt")));
+    if (failing.length > 0) parts.push(`${formatCount(failing.length)} will fail as ${failing.length === 1 ? "it is" : "they are"}`);
+    const pending = Math.max(0, a.import + a["changed-since-import"] + a["already-imported"] - failing.length);
     const problems = sources.flatMap((s) => [
       ...s.notes.filter((n) => n.startsWith("will fail") || n.startsWith("the previous attempt")).map((n) => `${s.relativePath}: ${n}`),
       // Every skipped source is named with its reason: it is legacy state left in place.
       ...(s.action === "skip" ? [`${s.relativePath}: ${s.reason ?? "skipped"}`] : []),
     ]);
     const detail = verbose ? sources.map((s) => [fileLine(s), ...s.notes.map((n) => `    ${n}`)].join("\n")) : problems;
+    const fix = sourceFix(failing, retrying, pending);
     findings.push({
       id: `legacy.${kind}`,
-      severity: pending > 0 || problems.length > 0 ? "warning" : "info",
+      severity: failing.length > 0 ? "error" : pending > 0 || problems.length > 0 ? "warning" : "info",
       title: `${plural(summary.files, kind)}: ${parts.join(", ")} — ${formatBytes(summary.bytes)}, ${formatCount(summary.records)} ${importerFor(kind).label.records}`,
       ...(detail.length > 0 ? { detail: detail.join("\n") } : {}),
-      ...(pending > 0 ? { fix: "`doctor --fix` imports them into SQLite after a verified backup, then moves each file under migrated/<run id>/ (`--remove-sources` deletes instead)." } : {}),
+      ...(fix ? { fix } : {}),
     });
   }
   const blocked = planBlockedBy(plan);
@@ -95,8 +123,8 @@ const CLASS_FINDING: Record<Exclude<LegacyClass, "imported" | "current">, { titl
     fix: "Safe to delete after a verified backup; or set each aside with `openclaw-state migrate skip <path> --reason …`.",
   },
   archived: {
-    title: "archived leftover(s) (*.jsonl.reset.*, *.jsonl.deleted.*, sessions.json.bak*), never imported",
-    fix: "Delete them once you no longer need them, or set each aside with `openclaw-state migrate skip <path> --reason …`.",
+    title: "archived leftover(s) (*.jsonl.reset.*, *.jsonl.deleted.*, sessions.json.bak*), never imported: kept as they are (--verbose lists them)",
+    fix: "Nothing to do: delete them once you no longer need them.",
   },
   special: {
     title: "path(s) that cannot be migrated as they are (links, FIFOs, unreadable directories, directories where a file is expected)",
@@ -119,7 +147,9 @@ function inventoryFindings(plan: MigrationPlan, verbose: boolean): Finding[] {
     const lines = list.slice(0, limit).map(describeEntry);
     if (list.length > limit) lines.push(`… and ${formatCount(list.length - limit)} more (--verbose lists all)`);
     const owners = cls === "plugin" ? ` — ${[...new Set(list.map((e) => e.owner ?? "?"))].join(", ")}` : "";
-    findings.push({ id: `legacy.${cls}`, severity: "warning", title: `${formatCount(inv.counts[cls])} ${meta.title}${owners}`, detail: lines.join("\n"), fix: meta.fix });
+    // Archived copies (reset/deleted transcripts, index backups) are history OpenClaw keeps on purpose: one info line,
+    // never a warning that --fix cannot clear and a daily `doctor --quiet` would mail forever.
+    findings.push({ id: `legacy.${cls}`, severity: cls === "archived" ? "info" : "warning", title: `${formatCount(inv.counts[cls])} ${meta.title}${owners}`, detail: lines.join("\n"), fix: meta.fix });
   }
   if (inv.omitted > 0) findings.push({ id: "legacy.omitted", severity: "warning", title: `${formatCount(inv.omitted)} more legacy entries not listed (the counts above include them)` });
   if (inv.unreadable.length > 0 && plan.pending) {
@@ -217,27 +247,16 @@ export const legacyCheck: DoctorCheck = {
         description: describeMigration(plan),
         order: 50,
         async apply(rctx) {
-          const mergeInto = planMergesInto(plan);
-          const merged = mergeInto
-            ? await mergeLegacyIntoCurrent({
-                paths: rctx.paths,
-                live: rctx.global,
-                plan,
-                backup: rctx.migration.backup,
-                removeSources: rctx.migration.removeSources,
-                ...(rctx.migration.backupDir ? { backupDir: rctx.migration.backupDir } : {}),
-                ...(rctx.onProgress ? { onProgress: rctx.onProgress } : {}),
-              })
-            : null;
-          const run = merged?.run ?? await applyMigration({
+          const common = {
             paths: rctx.paths,
-            global: rctx.global,
             plan,
             backup: rctx.migration.backup,
             removeSources: rctx.migration.removeSources,
             ...(rctx.migration.backupDir ? { backupDir: rctx.migration.backupDir } : {}),
             ...(rctx.onProgress ? { onProgress: rctx.onProgress } : {}),
-          });
+          };
+          // Beside databases in OpenClaw's current format the sources merge through a staging state; else they import.
+          const run = planMergesInto(plan) ? (await mergeLegacyIntoCurrent({ ...common, live: rctx.global })).run : await applyMigration({ ...common, global: rctx.global });
           const t = run.totals;
           const unretired = unretiredOutcomes(run.sources).length;
           const setAside = run.skippedDatabases ?? [];
