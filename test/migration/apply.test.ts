@@ -228,10 +228,11 @@ describe("the demo's legacy tree", () => {
     expect(rows(main, "SELECT session_key, session_id FROM session_routes ORDER BY session_key")).toEqual([
       { session_key: "agent:main:+15550002", session_id: "s-root-dm" },
       { session_key: "agent:main:main", session_id: "s-main" },
+      { session_key: "agent:main:recovered:s-lost", session_id: "s-lost" },
       { session_key: "agent:main:unknown:group:ops", session_id: "s-ops" },
     ]);
     expect(rows(main, "SELECT session_id, session_key FROM sessions ORDER BY session_id")).toEqual([
-      { session_id: "s-lost", session_key: "agent:main:orphan:s-lost" },
+      { session_id: "s-lost", session_key: "agent:main:recovered:s-lost" },
       { session_id: "s-main", session_key: "agent:main:main" },
       { session_id: "s-ops", session_key: "agent:main:unknown:group:ops" },
       { session_id: "s-root-dm", session_key: "agent:main:+15550002" },

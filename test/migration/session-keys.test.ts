@@ -1,6 +1,6 @@
 // Session-key canonicalization (SPEC §4.1): the key table, duplicates, and main-key seeding, unit and end to end.
 import { describe, expect, it } from "vitest";
-import { canonicalizeSessionKey, canonicalizeStore, orphanSessionKey } from "../../src/migration/importers/session-keys.js";
+import { canonicalizeSessionKey, canonicalizeStore, isOrphanSessionKey, orphanSessionKey, recoveredSessionKey } from "../../src/migration/importers/session-keys.js";
 import { makeTempState } from "../helpers/temp-state.js";
 import { agentDbFile, migrate, rows } from "../helpers/migration.js";
 
@@ -29,8 +29,16 @@ describe("canonicalizeSessionKey", () => {
     expect(canonicalizeSessionKey("agent:main:telegram:direct:1", "main")).toBe("agent:main:telegram:direct:1");
   });
 
-  it("names orphans agent:<id>:orphan:<sessionId>", () => {
+  it("names an unindexed transcript's session as OpenClaw 2026.9.6 does: agent:<id>:recovered:<sessionId>, case kept", () => {
+    expect(recoveredSessionKey("main", " ABC-1 ")).toBe("agent:main:recovered:ABC-1");
+  });
+
+  it("still knows the orphan keys earlier releases wrote, as placeholders an index entry takes over", () => {
     expect(orphanSessionKey("main", "ABC-1")).toBe("agent:main:orphan:abc-1");
+    expect(isOrphanSessionKey("agent:main:orphan:abc-1")).toBe(true);
+    expect(isOrphanSessionKey("agent:ops:recovered:ABC-1")).toBe(true);
+    expect(isOrphanSessionKey("agent:main:telegram:direct:orphan:1")).toBe(false);
+    expect(isOrphanSessionKey("agent:main:main")).toBe(false);
   });
 });
 
@@ -50,16 +58,22 @@ describe("canonicalizeStore", () => {
     }
   });
 
-  it("seeds the main key from the newest direct legacy root entry", () => {
-    const store = canonicalizeStore([item("+1", 10), item("+2", 20), item("group:g", 99), item("agent:main:x", 50), item("dm-in-group", 70, "group")], { agentId: "main" });
+  it("seeds the main key of an old root store from its newest direct legacy entry", () => {
+    const store = canonicalizeStore([item("+1", 10), item("+2", 20), item("group:g", 99), item("agent:main:x", 50), item("dm-in-group", 70, "group")], { agentId: "main", seedMainKey: true });
     expect(store.seededMainFrom).toBe("+2");
     expect(store.entries.get("agent:main:main")).toMatchObject({ rawKey: "+2", seededFrom: "+2" });
     expect(store.entries.get("agent:main:+2")).toBeDefined();
   });
 
   it("does not seed when the main key exists in the store or elsewhere", () => {
-    expect(canonicalizeStore([item("main", 1), item("+2", 20)], { agentId: "main" }).seededMainFrom).toBeNull();
-    expect(canonicalizeStore([item("+2", 20)], { agentId: "main", mainKeyExists: true }).seededMainFrom).toBeNull();
+    expect(canonicalizeStore([item("main", 1), item("+2", 20)], { agentId: "main", seedMainKey: true }).seededMainFrom).toBeNull();
+    expect(canonicalizeStore([item("+2", 20)], { agentId: "main", mainKeyExists: true, seedMainKey: true }).seededMainFrom).toBeNull();
+  });
+
+  it("never seeds the main key from an agent's own store (neither 2026.6.33 nor 2026.9.6 does)", () => {
+    const store = canonicalizeStore([item("+1", 10), item("+2", 20)], { agentId: "main" });
+    expect(store.seededMainFrom).toBeNull();
+    expect([...store.entries.keys()]).toEqual(["agent:main:+1", "agent:main:+2"]);
   });
 });
 
@@ -88,18 +102,32 @@ describe("sessions.json import: canonical keys", () => {
     expect(notes).toMatch(/"agent:main:main" and "main" both canonicalize to agent:main:main; kept "agent:main:main" \(already canonical\)/);
   });
 
-  it("seeds agent:main:main from the newest direct entry, and the session row belongs to the main key", async () => {
+  it("an agent's own store without a main key gets no agent:main:main: each direct entry keeps its own key", async () => {
     const { paths } = makeTempState("migration/main-seeding");
-    await migrate(paths);
-    const routes = rows<{ session_key: string; session_id: string }>(agentDbFile(paths), "SELECT session_key, session_id FROM session_routes ORDER BY session_key");
-    expect(routes).toEqual([
+    const { run } = await migrate(paths);
+    expect(run.sources[0]!.notes.join()).not.toMatch(/seeded/);
+    const db = agentDbFile(paths);
+    expect(rows(db, "SELECT session_key, session_id FROM session_routes ORDER BY session_key")).toEqual([
       { session_key: "agent:main:+1555", session_id: "s-old-dm" },
       { session_key: "agent:main:+1666", session_id: "s-new-dm" },
-      { session_key: "agent:main:main", session_id: "s-new-dm" },
       { session_key: "agent:main:telegram:direct:42", session_id: "s-agent" },
       { session_key: "agent:main:unknown:group:team", session_id: "s-team" },
     ]);
-    const [row] = rows<{ session_key: string; session_scope: string }>(agentDbFile(paths), "SELECT session_key, session_scope FROM sessions WHERE session_id = 's-new-dm'");
-    expect(row).toEqual({ session_key: "agent:main:main", session_scope: "shared-main" });
+    expect(rows(db, "SELECT count(*) AS n FROM session_entries WHERE session_key = 'agent:main:main'")).toEqual([{ n: 0 }]);
+    expect(rows(db, "SELECT session_key, session_scope FROM sessions WHERE session_id = 's-new-dm'")).toEqual([{ session_key: "agent:main:+1666", session_scope: "conversation" }]);
+  });
+
+  it("the old root store seeds agent:main:main from its newest direct entry, as 2026.9.6 migrates that store", async () => {
+    const { paths } = makeTempState("migration/main-seeding-root");
+    const { run } = await migrate(paths);
+    expect(run.sources.find((s) => s.relativePath === "sessions/sessions.json")!.notes.join()).toMatch(/seeded agent:main:main from the newest direct entry "\+1666"/);
+    const db = agentDbFile(paths);
+    expect(rows(db, "SELECT session_key, session_id FROM session_routes ORDER BY session_key")).toEqual([
+      { session_key: "agent:main:+1555", session_id: "s-old-dm" },
+      { session_key: "agent:main:+1666", session_id: "s-new-dm" },
+      { session_key: "agent:main:main", session_id: "s-new-dm" },
+      { session_key: "agent:main:unknown:group:team", session_id: "s-team" },
+    ]);
+    expect(rows(db, "SELECT session_key, session_scope FROM sessions WHERE session_id = 's-new-dm'")).toEqual([{ session_key: "agent:main:main", session_scope: "shared-main" }]);
   });
 });

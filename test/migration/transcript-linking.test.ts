@@ -74,7 +74,7 @@ describe("index ↔ transcript linking", () => {
     expect(rows(db, "SELECT session_key FROM sessions ORDER BY session_key")).toEqual([{ session_key: "agent:main:boot" }, { session_key: "agent:main:main" }]);
   });
 
-  it("makes an orphan session only for a transcript nothing points at, and always warns", async () => {
+  it("makes a recovered session only for a transcript nothing points at, and always warns", async () => {
     const { paths, stateDir } = makeTempState("migration/index-header-mismatch");
     const stray = "agents/main/sessions/stray-1.jsonl";
     fs.writeFileSync(
@@ -87,10 +87,10 @@ describe("index ↔ transcript linking", () => {
     expect(run.status).toBe("warning");
     const outcome = run.sources.find((s) => s.relativePath === stray)!;
     expect(outcome.status).toBe("warning");
-    expect(outcome.warnings).toEqual(["orphan transcript: no session index references session stray-header or the file name stray-1; stored under agent:main:orphan:stray-header (an index imported later takes it over)"]);
+    expect(outcome.warnings).toEqual(["orphan transcript: no session index references session stray-header or the file name stray-1; stored under agent:main:recovered:stray-header, as OpenClaw 2026.9.6 recovers unregistered history (an index imported later takes it over)"]);
     // The linked transcript is not an orphan, and its session keeps its history.
     expect(run.sources.find((s) => s.relativePath === BOOT_FILE)).toMatchObject({ status: "imported", warnings: [] });
-    expect(rows(agentDbFile(paths), "SELECT session_id, session_key FROM sessions WHERE session_key LIKE '%:orphan:%'")).toEqual([{ session_id: "stray-header", session_key: "agent:main:orphan:stray-header" }]);
+    expect(rows(agentDbFile(paths), "SELECT session_id, session_key FROM sessions WHERE session_key LIKE '%:recovered:%' OR session_key LIKE '%:orphan:%'")).toEqual([{ session_id: "stray-header", session_key: "agent:main:recovered:stray-header" }]);
     expect(rows(agentDbFile(paths), "SELECT count(*) AS n FROM transcript_events WHERE session_id = 'stray-header'")).toEqual([{ n: 2 }]);
   });
 
@@ -113,7 +113,7 @@ describe("index ↔ transcript linking", () => {
     // 9.6 gives the header the session's own id as its identity, as for any session it imported itself.
     expect(cli(db, "SELECT event_id, event_type FROM transcript_event_identities WHERE session_id = '" + BOOT + "' AND seq = 0")).toEqual([{ event_id: BOOT, event_type: "session" }]);
     expect(cli(db, "SELECT count(*) AS n FROM transcript_events WHERE session_id = '" + HEADER_ID + "'")).toEqual([{ n: 0 }]);
-    expect(cli(db, "SELECT count(*) AS n FROM session_nodes WHERE session_key LIKE '%:orphan:%'")).toEqual([{ n: 0 }]);
+    expect(cli(db, "SELECT count(*) AS n FROM session_nodes WHERE session_key LIKE '%:orphan:%' OR session_key LIKE '%:recovered:%'")).toEqual([{ n: 0 }]);
     // A second run changes nothing.
     const again = await runInProcess(["doctor", "--fix", "--yes", "--no-backup"], state.env);
     expect(again.code, again.stderr).toBe(0);

@@ -1,6 +1,7 @@
 // Transcript import (SPEC §4.2): v1→v2→v3 normalization, deterministic ids, identities, bad lines, orphans.
 import fs from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { deterministicEntryId } from "../../src/migration/importers/transcript-normalize.js";
 import { findSourceByKey } from "../../src/migration/ledger.js";
@@ -138,11 +139,38 @@ describe("bad transcript input", () => {
     expect(plan.sources[0]!.notes.join()).toMatch(/previous attempt .* failed: .*s-bad\.jsonl:3/);
   });
 
-  it("fails a file without a session header", async () => {
-    const { paths } = makeTempState("migration/missing-header");
+  it("imports a file without a session header as version 1 under its file name, with a header added (as 2026.9.6)", async () => {
+    const { paths, stateDir } = makeTempState("migration/missing-header");
+    const file = path.join(stateDir, "agents/main/sessions/s-nohead.jsonl");
+    const mtime = Date.UTC(2026, 4, 7);
+    fs.utimesSync(file, new Date(mtime), new Date(mtime));
+    const plan = await planMigration({ paths });
+    expect(plan.sources[0]!.notes.join()).toMatch(/no session header: read as version 1 under the file name's session id s-nohead/);
+    expect(plan.sources[0]!.notes.join()).not.toMatch(/will fail/);
+    const { run } = await migrate(paths);
+    // Nothing indexes it: imported, recovered under its own key (a warning).
+    expect(run.sources[0]!.status).toBe("warning");
+    const events = rows<{ seq: number; event_json: string; created_at: number }>(agentDbFile(paths), "SELECT seq, event_json, created_at FROM transcript_events WHERE session_id = 's-nohead' ORDER BY seq");
+    expect(events).toHaveLength(3);
+    // No entry has a timestamp: the header is dated by the file's mtime.
+    expect(JSON.parse(events[0]!.event_json)).toEqual({ type: "session", version: 3, id: "s-nohead", timestamp: new Date(mtime).toISOString(), cwd: "" });
+    const [first, second] = events.slice(1).map((e) => JSON.parse(e.event_json) as { id: string; parentId: string | null; message: { content: string } });
+    // Read as v1: every entry gets a fresh id and the previous entry as its parent, whatever ids the lines carried.
+    expect(first!.id).toMatch(/^[0-9a-f]{8}$/);
+    expect(first!.parentId).toBeNull();
+    expect(second!.parentId).toBe(first!.id);
+    expect(second!.message.content).toBe("still none");
+    expect(rows(agentDbFile(paths), "SELECT session_key FROM sessions WHERE session_id = 's-nohead'")).toEqual([{ session_key: "agent:main:recovered:s-nohead" }]);
+  });
+
+  it("still fails a file whose first line is not JSON, with path:line", async () => {
+    const { paths, stateDir } = makeTempState("migration/missing-header");
+    fs.writeFileSync(path.join(stateDir, "agents/main/sessions/s-nohead.jsonl"), 'not json at all\n{"type":"message","message":{"role":"user"}}\n');
+    const plan = await planMigration({ paths });
+    expect(plan.sources[0]!.notes.join()).toMatch(/will fail: .*s-nohead\.jsonl:1: not a JSON object line/);
     const { run } = await migrate(paths);
     expect(run.sources[0]!.status).toBe("failed");
-    expect(run.sources[0]!.reason).toMatch(/s-nohead\.jsonl:1: missing session header/);
+    expect(run.sources[0]!.reason).toMatch(/s-nohead\.jsonl:1: invalid JSON/);
   });
 
   it("fails a file with invalid UTF-8 in a middle line", async () => {
@@ -164,24 +192,106 @@ describe("bad transcript input", () => {
     expect(fs.existsSync(file)).toBe(true);
   });
 
-  it("gives an orphan transcript its own sessions row agent:<id>:orphan:<sessionId>", async () => {
-    const { paths } = makeTempState("migration/orphan-transcript");
+  it("gives an orphan transcript the session agent:<id>:recovered:<sessionId> with an index row, dated by the file's mtime", async () => {
+    const { paths, stateDir } = makeTempState("migration/orphan-transcript");
+    const mtime = Date.UTC(2026, 4, 8, 12);
+    fs.utimesSync(path.join(stateDir, "agents/main/sessions/S-Lost.jsonl"), new Date(mtime), new Date(mtime));
     const plan = await planMigration({ paths });
-    expect(plan.sources.find((s) => s.sessionId === "S-Lost")!.notes.join()).toMatch(/orphan/);
+    expect(plan.sources.find((s) => s.sessionId === "S-Lost")!.notes.join()).toMatch(/orphan: .* it gets the session agent:main:recovered:S-Lost/);
     expect(plan.sources.find((s) => s.sessionId === "s-known")!.notes.join()).not.toMatch(/orphan/);
     const { run } = await migrate(paths);
     // An orphan is always a warning (issue 23): the history may be one the operator looks for under another key.
     expect(run.status).toBe("warning");
     expect(run.sources.find((s) => s.relativePath.endsWith("s-known.jsonl"))).toMatchObject({ status: "imported", warnings: [] });
-    const sessions = rows(agentDbFile(paths), "SELECT session_id, session_key, session_scope, created_at, updated_at FROM sessions ORDER BY session_id");
+    const db = agentDbFile(paths);
+    const sessions = rows(db, "SELECT session_id, session_key, session_scope, created_at, updated_at FROM sessions ORDER BY session_id");
+    // The key as OpenClaw 2026.9.6's doctor recovers unregistered history: the session id as written, dated by the file's mtime.
     expect(sessions).toEqual([
-      { session_id: "S-Lost", session_key: "agent:main:orphan:s-lost", session_scope: "conversation", created_at: Date.parse("2026-05-06T00:00:00.000Z"), updated_at: Date.parse("2026-05-06T00:00:09.000Z") },
+      { session_id: "S-Lost", session_key: "agent:main:recovered:S-Lost", session_scope: "conversation", created_at: mtime, updated_at: mtime },
       { session_id: "s-known", session_key: "agent:main:main", session_scope: "shared-main", created_at: 10, updated_at: 10 },
     ]);
+    expect(rows(db, "SELECT session_key, session_id, entry_json, updated_at FROM session_entries WHERE session_id = 'S-Lost'")).toEqual([
+      { session_key: "agent:main:recovered:S-Lost", session_id: "S-Lost", entry_json: JSON.stringify({ sessionId: "S-Lost", updatedAt: mtime, archivedAt: mtime }), updated_at: mtime },
+    ]);
+    expect(rows(db, "SELECT session_key, session_id, updated_at FROM session_routes WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:recovered:S-Lost", session_id: "S-Lost", updated_at: mtime }]);
     expect(run.sources.find((s) => s.relativePath.endsWith("S-Lost.jsonl"))).toMatchObject({
       status: "warning",
-      warnings: ["orphan transcript: no session index references session S-Lost; stored under agent:main:orphan:s-lost (an index imported later takes it over)"],
+      rows: { sessions: 1, session_entries: 1, session_routes: 1, transcript_events: 2 },
+      warnings: ["orphan transcript: no session index references session S-Lost; stored under agent:main:recovered:S-Lost, as OpenClaw 2026.9.6 recovers unregistered history (an index imported later takes it over)"],
     });
+  });
+});
+
+describe("a transcript without a session header (OpenClaw's readers accept it)", () => {
+  it("an indexed one is imported into the indexed session as version 1, with the header 2026.9.6's doctor prepends", async () => {
+    const { paths } = makeTempState("migration/transcript-headerless");
+    const plan = await planMigration({ paths });
+    const planned = plan.sources.find((s) => s.kind === "transcript")!;
+    expect(planned).toMatchObject({ action: "import", sessionId: "s-headless" });
+    expect(planned.notes.join()).toMatch(/no session header: read as version 1/);
+    const { run } = await migrate(paths);
+    expect(run.status).toBe("completed");
+    expect(run.sources.find((s) => s.kind === "transcript")).toMatchObject({ status: "imported", warnings: [], rows: { transcript_events: 5, sessions: 0 } });
+    const db = agentDbFile(paths);
+    const events = rows<{ seq: number; event_json: string; created_at: number }>(db, "SELECT seq, event_json, created_at FROM transcript_events WHERE session_id = 's-headless' ORDER BY seq")
+      .map((r) => ({ ...r, event: JSON.parse(r.event_json) as Record<string, unknown> & { message?: Record<string, unknown> } }));
+    // The header: version 3, the indexed session's id, the first entry's time; stored at seq 0 like any header.
+    expect(events[0]!.event).toEqual({ type: "session", version: 3, id: "s-headless", timestamp: "2026-05-06T00:00:01.000Z", cwd: "" });
+    expect(events[0]!.created_at).toBe(Date.parse("2026-05-06T00:00:01.000Z"));
+    const [hello, hi, hook, compaction] = events.slice(1).map((e) => e.event);
+    // v1: ids assigned, each entry's parent the one before it.
+    expect([hello!.parentId, hi!.parentId, hook!.parentId, compaction!.parentId]).toEqual([null, hello!.id, hi!.id, hook!.id]);
+    expect(new Set([hello!.id, hi!.id, hook!.id, compaction!.id]).size).toBe(4);
+    // v1→v3: a hookMessage becomes custom/hook; firstKeptEntryIndex counts the file's lines from 0 (no header), so 1 is "hi".
+    expect(hook!.message).toMatchObject({ role: "custom", customType: "hook", content: "from a hook" });
+    expect(compaction).toMatchObject({ type: "compaction", firstKeptEntryId: hi!.id });
+    expect(compaction).not.toHaveProperty("firstKeptEntryIndex");
+    expect(rows(db, "SELECT count(*) AS n FROM transcript_event_identities WHERE session_id = 's-headless'")).toEqual([{ n: 4 }]);
+    expect(rows(db, "SELECT session_key FROM sessions WHERE session_id = 's-headless'")).toEqual([{ session_key: "agent:main:main" }]);
+  });
+
+  it("the same file imports to the same rows twice (deterministic ids, the header dated by its first entry)", async () => {
+    const dump = async (): Promise<unknown> => {
+      const { paths } = makeTempState("migration/transcript-headerless");
+      await migrate(paths);
+      return rows(agentDbFile(paths), "SELECT seq, event_json, created_at FROM transcript_events ORDER BY seq");
+    };
+    expect(await dump()).toEqual(await dump());
+  });
+});
+
+describe("a recovered session an index names later", () => {
+  it("gives way to the index's key: one key for the session, the recovered entry and route gone", async () => {
+    const { paths, stateDir } = makeTempState("migration/orphan-transcript");
+    await migrate(paths);
+    const db = agentDbFile(paths);
+    expect(rows(db, "SELECT session_key FROM session_routes WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:recovered:S-Lost" }]);
+    fs.mkdirSync(path.join(stateDir, "agents/main/sessions"), { recursive: true });
+    fs.writeFileSync(path.join(stateDir, "agents/main/sessions/sessions.json"), '{ "agent:main:found": { "sessionId": "S-Lost", "updatedAt": 5 } }');
+    const { run } = await migrate(paths);
+    expect(run.sources.map((s) => s.status)).toEqual(["imported"]);
+    // Older than the recovered row (dated by the file's mtime), and still it wins: a placeholder always gives way.
+    expect(rows(db, "SELECT session_key, updated_at FROM sessions WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:found", updated_at: 5 }]);
+    expect(rows(db, "SELECT session_key FROM session_routes WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:found" }]);
+    expect(rows(db, "SELECT session_key FROM session_entries WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:found" }]);
+    expect(rows(db, "SELECT count(*) AS n FROM transcript_events WHERE session_id = 'S-Lost'")).toEqual([{ n: 2 }]);
+  });
+
+  it("an orphan: row an earlier release wrote is still read as a placeholder, and gives way the same", async () => {
+    const { paths, stateDir } = makeTempState("migration/orphan-transcript");
+    await migrate(paths);
+    const db = agentDbFile(paths);
+    // The shape our releases before issue 24 left: a sessions row under the lower-cased orphan key, no entry, no route.
+    const handle = new Database(db);
+    handle.prepare("DELETE FROM session_entries WHERE session_id = 'S-Lost'").run();
+    handle.prepare("DELETE FROM session_routes WHERE session_id = 'S-Lost'").run();
+    handle.prepare("UPDATE sessions SET session_key = 'agent:main:orphan:s-lost', updated_at = 9999999999999 WHERE session_id = 'S-Lost'").run();
+    handle.close();
+    fs.mkdirSync(path.join(stateDir, "agents/main/sessions"), { recursive: true });
+    fs.writeFileSync(path.join(stateDir, "agents/main/sessions/sessions.json"), '{ "agent:main:found": { "sessionId": "S-Lost", "updatedAt": 5 } }');
+    await migrate(paths);
+    expect(rows(db, "SELECT session_key FROM sessions WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:found" }]);
+    expect(rows(db, "SELECT session_key FROM session_routes WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:found" }]);
   });
 });
 

@@ -20,7 +20,8 @@ const TRANSCRIPTS: Array<[string, string | Buffer, Expect]> = [
   ["only blank lines", "\n\n  \n", "kept"],
   ["invalid JSON in a middle line", `${header("t-mid")}\n{not json}\n${msg("a", "x")}\n`, "kept"],
   ["invalid JSON in the first line", `{"type":"session",\n${msg("a", "x")}\n`, "kept"],
-  ["missing header", `${msg("a", "x")}\n${msg("b", "y", "a")}\n`, "kept"],
+  // OpenClaw's readers take a header-less transcript as version 1 (issue 24): imported, a header added.
+  ["missing header", `${msg("a", "x")}\n${msg("b", "y", "a")}\n`, "imported"],
   ["header is an array", `[1,2,3]\n${msg("a", "x")}\n`, "kept"],
   ["a line that is a JSON string", `${header("t-str")}\n"just a string"\n`, "kept"],
   ["a line that is a number", `${header("t-num")}\n42\n`, "kept"],

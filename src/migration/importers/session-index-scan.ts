@@ -34,6 +34,8 @@ export interface ScanOptions {
   fallbackUpdatedAt: number;
   /** Another store (or the database) already holds agent:<id>:main: it is not seeded from this one. */
   mainKeyExists: boolean;
+  /** The old root store (`sessions/sessions.json`): the only kind that seeds agent:<id>:main (session-keys.ts). */
+  seedMainKey: boolean;
 }
 
 export function entryUpdatedAt(value: unknown, fallback: number): number {
@@ -42,7 +44,7 @@ export function entryUpdatedAt(value: unknown, fallback: number): number {
 
 /** Streams the index once: keys canonicalized, duplicates resolved, the main key seeded, keys grouped by session. */
 export function scanIndex(file: string, options: ScanOptions): IndexScan {
-  let canon = new StoreCanonicalizer({ agentId: options.agentId, mainKey: options.mainKey, mainKeyExists: options.mainKeyExists });
+  let canon = new StoreCanonicalizer({ agentId: options.agentId, mainKey: options.mainKey, mainKeyExists: options.mainKeyExists, seedMainKey: options.seedMainKey });
   let warnings: string[] = [];
   let skipped = 0;
   let missingUpdatedAt = 0;
@@ -66,7 +68,7 @@ export function scanIndex(file: string, options: ScanOptions): IndexScan {
   };
   // A second reading (the JSON5 retry) starts from scratch.
   const reset = (): void => {
-    canon = new StoreCanonicalizer({ agentId: options.agentId, mainKey: options.mainKey, mainKeyExists: options.mainKeyExists });
+    canon = new StoreCanonicalizer({ agentId: options.agentId, mainKey: options.mainKey, mainKeyExists: options.mainKeyExists, seedMainKey: options.seedMainKey });
     warnings = [];
     skipped = 0;
     missingUpdatedAt = 0;

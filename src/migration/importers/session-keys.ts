@@ -1,18 +1,28 @@
 // Session-key canonicalization for legacy sessions.json stores (SPEC §4.1): the key table, duplicates, main seeding.
 
 export const ORPHAN_KEY_SEGMENT = "orphan";
+export const RECOVERED_KEY_SEGMENT = "recovered";
 
 export function mainSessionKey(agentId: string): string {
   return `agent:${agentId}:main`;
 }
 
-/** Key given to a transcript no session index references: `agent:<id>:orphan:<sessionId>`. */
+/**
+ * Key given to a transcript no session index references, as OpenClaw 2026.9.6's doctor names the unregistered
+ * history it recovers: `agent:<id>:recovered:<sessionId>`, the session id as written (not lower-cased).
+ */
+export function recoveredSessionKey(agentId: string, sessionId: string): string {
+  return `agent:${agentId}:${RECOVERED_KEY_SEGMENT}:${sessionId.trim()}`;
+}
+
+/** The key our releases before issue 24 gave such a transcript: `agent:<id>:orphan:<sessionid>` (still read, never written). */
 export function orphanSessionKey(agentId: string, sessionId: string): string {
   return `agent:${agentId}:${ORPHAN_KEY_SEGMENT}:${sessionId.trim().toLowerCase()}`;
 }
 
+/** A placeholder key for a transcript no index named (`recovered:`, or the older `orphan:`): a real index entry takes it over. */
 export function isOrphanSessionKey(key: string): boolean {
-  return /^agent:[^:]+:orphan:/.test(key);
+  return /^agent:[^:]+:(?:orphan|recovered):/.test(key);
 }
 
 /**
@@ -72,6 +82,11 @@ export interface CanonicalizeOptions {
   mainKey?: string;
   /** The main key already exists elsewhere (e.g. in the database): do not seed it. */
   mainKeyExists?: boolean;
+  /**
+   * The store is the old root `sessions/sessions.json`: only its migration seeds the main key (OpenClaw 2026.9.6's
+   * doctor does so when it moves that store under the default agent; an agent's own store never seeds it).
+   */
+  seedMainKey?: boolean;
   /** Reads an entry's chatType (group/channel entries never seed main); default: `entry.chatType`. */
   chatTypeOf?: (entry: unknown) => unknown;
 }
@@ -180,7 +195,7 @@ export class WinnerTable {
  * an index of any size is resolved in bounded memory. Duplicates: newest updatedAt wins; a tie goes to the
  * already-canonical raw key, then to the first seen, except an exact repeat of the same raw key, where the
  * later one wins as JSON.parse would have kept it (and the repeat is reported as a warning, not silently).
- * If agent:<id>:main is absent, the newest direct legacy root entry seeds it.
+ * If agent:<id>:main is absent from an old root store (`seedMainKey`), its newest direct legacy entry seeds it.
  */
 export class StoreCanonicalizer {
   readonly winners = new WinnerTable();
@@ -224,7 +239,7 @@ export class StoreCanonicalizer {
   /** After the last entry: seeds agent:<id>:main from the newest direct legacy root entry when it is absent. */
   finish(): void {
     const main = mainSessionKey(this.options.agentId);
-    if (this.winners.has(main) || this.options.mainKeyExists || this.best === null) return;
+    if (this.options.seedMainKey !== true || this.winners.has(main) || this.options.mainKeyExists || this.best === null) return;
     this.seededMainFrom = this.best.rawKey;
     this.winners.set(main, { ...this.best, canonical: false, seededFrom: this.best.rawKey });
   }

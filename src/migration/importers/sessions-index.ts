@@ -70,7 +70,7 @@ function inspect(source: DetectedSource, ctx: DetectContext): SourceInspection {
   // Detected from an agent's sessions dir: always has an agent.
   const agentId = source.agentId!;
   try {
-    const index = scanIndex(source.path, { agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: Math.trunc(st.mtimeMs), mainKeyExists: false });
+    const index = scanIndex(source.path, { agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: Math.trunc(st.mtimeMs), mainKeyExists: false, seedMainKey: source.legacyRoot });
     const notes = [...index.duplicates, ...index.warnings];
     if (index.seededMainFrom) notes.push(`${mainSessionKey(agentId)} is absent: seeded from the newest direct entry ${JSON.stringify(index.seededMainFrom)} unless another index or the database has it`);
     if (index.syntax === "json5") notes.push("JSON5 syntax (single quotes or unquoted keys): read whole, as files of this kind up to 16 MiB may be");
@@ -121,6 +121,8 @@ function indexStatements(db: AgentDatabase) {
     copyEntry: db.prepare(
       "INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) SELECT ?, ?, entry_json, ? FROM session_entries WHERE session_key = ? ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at",
     ),
+    dropPlaceholderEntry: db.prepare("DELETE FROM session_entries WHERE session_key = ? AND session_id = ?"),
+    dropPlaceholderRoute: db.prepare("DELETE FROM session_routes WHERE session_key = ? AND session_id = ?"),
     routeUpdatedAt: db.prepare("SELECT updated_at FROM session_routes WHERE session_key = ?").pluck(),
     upsertRoute: db.prepare(
       "INSERT INTO session_routes (session_key, session_id, updated_at) VALUES (?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at",
@@ -151,6 +153,12 @@ function writeSessionRow(st: Statements, state: WriteState, key: string, session
   if (existing && updatedAt < existing.updated_at && !isOrphanSessionKey(existing.session_key)) {
     state.keptNewer += 1;
     return;
+  }
+  if (existing && existing.session_key !== key && isOrphanSessionKey(existing.session_key)) {
+    // The placeholder a transcript got while no index named it gives way, with its own index row: the session has
+    // one key, the index's (as OpenClaw 2026.9.6 never recovers a session an index names).
+    st.dropPlaceholderEntry.run(existing.session_key, sessionId);
+    st.dropPlaceholderRoute.run(existing.session_key, sessionId);
   }
   const route = deliveryRouteOf(entry);
   const row = sessionRowFor(sessionId, key, agentId, entry, updatedAt, route);
@@ -230,10 +238,11 @@ function writeKeyRows(st: Statements, state: WriteState, key: string, sessionId:
 
 function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportContext): ImportCounts {
   const st = indexStatements(db);
-  // The main key is seeded only when no store of the agent (this one, another index, the DB) has it.
+  // The main key is seeded only from the old root store, and only when no store of the agent (this one, another
+  // index, the DB) has it.
   const mainExists = Boolean(source.mainKeyElsewhere) || st.routeUpdatedAt.get(mainSessionKey(ctx.agentId)) !== undefined;
   const fallback = fileMtime(source.path);
-  const scanOptions = { agentId: ctx.agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: fallback, mainKeyExists: mainExists };
+  const scanOptions = { agentId: ctx.agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: fallback, mainKeyExists: mainExists, seedMainKey: source.legacyRoot };
   const index = scanIndex(source.path, scanOptions);
   if (source.sha256 !== null && index.sha256 !== source.sha256) {
     throw new OperationError("source_changed", `${source.path} changed since it was planned; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
@@ -307,7 +316,7 @@ function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportC
 
 /** Re-reads the index (still in place before retirement): every key has an entry and a route, every session a row. */
 function verify(db: AgentDatabase, source: PlannedSource, _expected: ImportCounts, ctx: AgentImportContext): string | null {
-  const index = scanIndex(source.path, { agentId: ctx.agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: fileMtime(source.path), mainKeyExists: true });
+  const index = scanIndex(source.path, { agentId: ctx.agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: fileMtime(source.path), mainKeyExists: true, seedMainKey: false });
   const st = indexStatements(db);
   const missing: string[] = [];
   for (const sessionId of index.keysBySession.keys()) {

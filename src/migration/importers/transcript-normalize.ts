@@ -73,9 +73,15 @@ export class TranscriptNormalizer {
   private readonly v1Ids: Array<string | null> = [null];
   private readonly v1Taken = new Set<string>();
   readonly warnings: string[] = [];
+  /**
+   * A header-less file (read as v1): its `firstKeptEntryIndex` counts the file's lines from 0 with no header line,
+   * as OpenClaw's codec counts them, while our entry index keeps 0 for the (synthesized) header.
+   */
+  private readonly indexBase: number;
 
-  constructor(version: number) {
+  constructor(version: number, options: { headerless?: boolean } = {}) {
     this.version = version;
+    this.indexBase = options.headerless ? 1 : 0;
   }
 
   /** `lineNo` only labels warnings. */
@@ -93,7 +99,8 @@ export class TranscriptNormalizer {
       if (out.type === "compaction" && "firstKeptEntryIndex" in out) {
         const target = out.firstKeptEntryIndex;
         delete out.firstKeptEntryIndex;
-        const targetId = typeof target === "number" && Number.isInteger(target) && target > 0 && target < this.index ? this.v1Ids[target] : undefined;
+        const at = typeof target === "number" && Number.isInteger(target) ? target + this.indexBase : -1;
+        const targetId = at > 0 && at < this.index ? this.v1Ids[at] : undefined;
         if (targetId) out.firstKeptEntryId = targetId;
         else this.warnings.push(`line ${lineNo}: firstKeptEntryIndex does not name an earlier entry; dropped`);
       }

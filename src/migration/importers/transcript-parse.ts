@@ -2,11 +2,12 @@
 import { isUtf8 } from "node:buffer";
 import crypto from "node:crypto";
 import fs from "node:fs";
+import path from "node:path";
 import { describeError, OpenclawStateError, OperationError } from "../../core/errors.js";
 import { describeLineParseError } from "../../core/redact.js";
 import { depthMessage, findExcessDepth } from "../json-depth.js";
 import { isBlankLine, skipBom, streamLines, withOpenFile } from "../line-stream.js";
-import { headerVersion, isSessionHeader, normalizeHeader, TranscriptNormalizer, type NormalizedEvent } from "./transcript-normalize.js";
+import { CURRENT_TRANSCRIPT_VERSION, headerVersion, isSessionHeader, normalizeHeader, parseTimestamp, TranscriptNormalizer, type NormalizedEvent } from "./transcript-normalize.js";
 
 type Obj = Record<string, unknown>;
 
@@ -43,6 +44,19 @@ export function transcriptLineError(file: string, lineNo: number, what: string):
   return new OperationError("invalid_transcript", `${file}:${lineNo}: ${what}; the file was left in place.`, { path: file });
 }
 
+/**
+ * The header stored for a transcript that has none: what OpenClaw 2026.9.6's doctor --fix prepends to a header-less
+ * session (version 3, the session id, the first entry's time — else the file's mtime — and a cwd), under the file
+ * name's session id. Its cwd is the agent's workspace there; none is known here, so it is empty, as 2026.9.6 stores a
+ * header without one.
+ */
+function headerlessHeader(file: string, first: Obj): Omit<HeaderLine, "lineNo"> {
+  const sessionId = path.basename(file, ".jsonl").trim();
+  const timestamp = parseTimestamp(first.timestamp) ?? Math.max(0, Math.trunc(fs.statSync(file).mtimeMs));
+  const json = JSON.stringify({ type: "session", version: CURRENT_TRANSCRIPT_VERSION, id: sessionId, timestamp: new Date(timestamp).toISOString(), cwd: "" });
+  return { json, sessionId: sessionId === "" ? null : sessionId, timestamp };
+}
+
 /** One transcript's lines → header and normalized events; throws the error the import reports for a bad line. */
 export class TranscriptLineParser {
   records = 0;
@@ -73,12 +87,19 @@ export class TranscriptLineParser {
     this.records += 1;
     const obj = value as Obj;
     if (this.normalizer === null) {
-      if (!isSessionHeader(obj)) throw transcriptLineError(this.file, lineNo, 'missing session header (the first line must be {"type":"session",…})');
-      const version = headerVersion(obj);
-      if (version === null) throw transcriptLineError(this.file, lineNo, unsupportedVersion(obj.version));
-      const header = normalizeHeader(obj, version);
-      this.normalizer = new TranscriptNormalizer(version);
-      return this.sink.header({ json: header.json, sessionId: header.sessionId, timestamp: header.timestamp, lineNo });
+      if (!isSessionHeader(obj)) {
+        // No header: read as version 1 (ids and parents assigned), as OpenClaw 2026.9.6's doctor imports such a file,
+        // with the header its doctor --fix then prepends; this line is the first entry.
+        const header = headerlessHeader(this.file, obj);
+        this.normalizer = new TranscriptNormalizer(1, { headerless: true });
+        this.sink.header({ ...header, lineNo });
+      } else {
+        const version = headerVersion(obj);
+        if (version === null) throw transcriptLineError(this.file, lineNo, unsupportedVersion(obj.version));
+        const header = normalizeHeader(obj, version);
+        this.normalizer = new TranscriptNormalizer(version);
+        return this.sink.header({ json: header.json, sessionId: header.sessionId, timestamp: header.timestamp, lineNo });
+      }
     }
     const event = this.normalizer.entry(obj, text, lineNo);
     this.sink.event({ ...event, lineNo }, event.json === text ? { buf, start, end } : null);

@@ -6,7 +6,7 @@ import type { AgentDatabase } from "../../state/state-databases.js";
 import { isBlankLine, skipBom, streamLines, withOpenFile } from "../line-stream.js";
 import { compareText } from "../inventory.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
-import { isOrphanSessionKey, orphanSessionKey } from "./session-keys.js";
+import { isOrphanSessionKey, recoveredSessionKey } from "./session-keys.js";
 import { headerVersion, isSessionHeader, normalizeHeader } from "./transcript-normalize.js";
 import { missingHeaderError, preparedEvent, TranscriptLineParser, unsupportedVersion, type TranscriptLineSink } from "./transcript-parse.js";
 import { duplicateIdWarning, EVENT_ROW, NewSessionRows, reusedKeyWarning } from "./transcript-rows.js";
@@ -79,19 +79,23 @@ function inspect(source: DetectedSource): SourceInspection {
   const notes: string[] = [];
   let sessionId = stem;
   let header: Obj | null = null;
+  let firstIsObject = false;
   try {
     const parsed = JSON.parse(first!) as unknown;
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && isSessionHeader(parsed as Obj)) header = parsed as Obj;
+    firstIsObject = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed);
+    if (firstIsObject && isSessionHeader(parsed as Obj)) header = parsed as Obj;
   } catch {
-    // Reported below as a missing header.
+    // Reported below.
   }
   if (!header && looksLikeRunEvent(first!)) {
     // Classified by shape: a trajectory sidecar under a transcript's name is not a transcript that failed.
     return { sha256, sizeBytes: result.bytes, records, notes: [], sessionId: stem, skipReason: "not a transcript: its first line is a run event (trajectory data, no session header); left in place — rename it to <sessionId>.trajectory.jsonl to import it as run events" };
   }
   if (badLine !== 0 && badLine !== lastLine && badLine !== firstLine) notes.push(`will fail: ${source.path}:${badLine}: not a JSON object line`);
-  if (!header) {
-    notes.push(`will fail: ${source.path}:${firstLine}: missing session header`);
+  if (!header && !firstIsObject) {
+    notes.push(`will fail: ${source.path}:${firstLine}: ${firstLine === lastLine ? "missing session header" : "not a JSON object line"}`);
+  } else if (!header) {
+    notes.push(`no session header: read as version 1 under the file name's session id ${stem}, with a version 3 header added (as OpenClaw 2026.9.6's doctor imports it)`);
   } else {
     const version = headerVersion(header);
     const normalized = normalizeHeader(header, version ?? 0);
@@ -169,7 +173,7 @@ function finalize(own: PlannedSource[], facts: PlanFacts): void {
   for (const s of orphans) {
     if (s.action === "skip") continue;
     const stem = fileStem(s.path);
-    s.notes.push(`orphan: no session index in this plan references session ${s.sessionId}${stem !== s.sessionId ? ` or the file name ${stem}` : ""}; it gets the sessions row ${orphanSessionKey(s.agentId!, s.sessionId!)} (a warning) unless the database already has the session`);
+    s.notes.push(`orphan: no session index in this plan references session ${s.sessionId}${stem !== s.sessionId ? ` or the file name ${stem}` : ""}; it gets the session ${recoveredSessionKey(s.agentId!, s.sessionId!)} (a warning) unless the database already has the session`);
   }
 }
 
@@ -198,6 +202,12 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
   const sessionKeyOf = db.prepare("SELECT session_key FROM sessions WHERE session_id = ?").pluck();
   const hasEvents = db.prepare("SELECT 1 FROM transcript_events WHERE session_id = ? LIMIT 1").pluck();
   const insertOrphan = db.prepare("INSERT INTO sessions (session_id, session_key, session_scope, created_at, updated_at) VALUES (?, ?, 'conversation', ?, ?)");
+  const upsertRecoveredEntry = db.prepare(
+    "INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at",
+  );
+  const upsertRecoveredRoute = db.prepare(
+    "INSERT INTO session_routes (session_key, session_id, updated_at) VALUES (?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at",
+  );
 
   const file = source.path;
   // The planned mtime: the content is checked against the planned sha256 below anyway.
@@ -216,6 +226,8 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
   let linkedKey: string | null = null;
   let reimport = false;
   let orphan = false;
+  /** Set when this import wrote the recovered session (its row, entry and route). */
+  let recovered: string | null = null;
   let seq = 0;
   let identities = 0;
   let skipped = 0;
@@ -241,9 +253,14 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
         }
       }
       if (key === undefined) {
-        // An unreferenced transcript is data, never garbage: it gets a placeholder session row.
+        // An unreferenced transcript is data, never garbage: it gets a session of its own, keyed and dated as
+        // OpenClaw 2026.9.6's doctor recovers unregistered history (by the file's mtime), with an index row.
         orphan = true;
-        insertOrphan.run(sessionId, orphanSessionKey(ctx.agentId, sessionId), lastTs, lastTs);
+        recovered = recoveredSessionKey(ctx.agentId, sessionId);
+        const at = Math.max(0, Math.trunc(mtime));
+        insertOrphan.run(sessionId, recovered, at, at);
+        upsertRecoveredEntry.run(recovered, sessionId, JSON.stringify({ sessionId, updatedAt: at, archivedAt: at || 1 }), at);
+        upsertRecoveredRoute.run(recovered, sessionId, at);
       } else {
         orphan = isOrphanSessionKey(key);
       }
@@ -308,11 +325,14 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
   }
   for (const w of normalizerWarnings) warn(w);
   if (orphan) {
-    db.prepare("UPDATE sessions SET updated_at = max(updated_at, ?) WHERE session_id = ?").run(lastTs, sessionId);
+    // A placeholder an earlier release wrote (`orphan:`, no index row) is dated by its events, as it was then.
+    const placeholder = sessionKeyOf.get(sessionId) as string;
+    if (recovered === null && !placeholder.includes(":recovered:")) db.prepare("UPDATE sessions SET updated_at = max(updated_at, ?) WHERE session_id = ?").run(lastTs, sessionId);
     // Always a warning: a history nothing points at is one the operator may be looking for under another key.
+    // The "orphan transcript:" prefix is what merge-legacy.ts's amendAdopted recognizes.
     const stem = fileStem(file);
     warnings.push(
-      `orphan transcript: no session index references session ${sessionId}${stem !== sessionId ? ` or the file name ${stem}` : ""}; stored under ${orphanSessionKey(ctx.agentId, sessionId)} (an index imported later takes it over)`,
+      `orphan transcript: no session index references session ${sessionId}${stem !== sessionId ? ` or the file name ${stem}` : ""}; stored under ${placeholder}, as OpenClaw 2026.9.6 recovers unregistered history (an index imported later takes it over)`,
     );
   }
   if (linkedKey !== null) {
@@ -321,7 +341,7 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
   if (extraWarnings > 0) warnings.push(`… and ${extraWarnings} more warning(s)`);
   return {
     records,
-    rows: { transcript_events: seq, transcript_event_identities: identities, sessions: orphan ? 1 : 0 },
+    rows: { transcript_events: seq, transcript_event_identities: identities, sessions: orphan ? 1 : 0, ...(recovered !== null ? { session_entries: 1, session_routes: 1 } : {}) },
     skipped,
     warnings,
     notes,

@@ -93,3 +93,14 @@ export function sqliteReader(): SqliteReader {
   };
   return cached;
 }
+
+let bulk: SqliteReader | undefined;
+
+/**
+ * For reading every row of every table (the differential's value comparison): node:sqlite when present — in process,
+ * no process per query, and just as independent of this project's better-sqlite3 — else the same as sqliteReader().
+ */
+export function bulkSqliteReader(): SqliteReader {
+  bulk ??= nodeSqliteReader() ?? sqliteReader();
+  return bulk;
+}

@@ -59,8 +59,10 @@ describe("upgradeAgentDb", () => {
       expect(entry).not.toHaveProperty("sessionFile");
       expect(entry).toHaveProperty("delivery");
     }
-    // The orphan transcript (no index entry) keeps its key and gets a minimal node.
-    expect(nodes.map((n) => n.session_key)).toContain("agent:main:orphan:s-lost");
+    // The transcript no index names is OpenClaw's recovered session: its key and its own (archived) entry.
+    const recovered = nodes.find((n) => n.session_key === "agent:main:recovered:s-lost")!;
+    expect(recovered.current_session_id).toBe("s-lost");
+    expect(JSON.parse(recovered.entry_json as string)).toHaveProperty("archivedAt", recovered.updated_at);
 
     // Every session id has a window; every event is there with the same event_json and created_at, as a plain row.
     expect(cli(target, "SELECT session_id FROM session_windows ORDER BY session_id")).toEqual(cli(source, "SELECT session_id FROM sessions ORDER BY session_id"));
@@ -94,7 +96,8 @@ describe("upgradeAgentDb", () => {
     expect(result.written.session_nodes).toBe(4);
     expect(result.written.transcript_events).toBe(12);
     expect(result.unmapped).toEqual({});
-    expect(result.notes.map((n) => n.code)).toContain("agent.session.synthesized-entry");
+    // The recovered session brings its own entry: nothing is synthesized for it any more.
+    expect(result.notes.map((n) => n.code)).not.toContain("agent.session.synthesized-entry");
   }, 60_000);
 
   it("applies 9.6's route precedence and keeps what our importer recorded elsewhere (fixtures/migration/routing)", async () => {
