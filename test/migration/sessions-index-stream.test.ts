@@ -144,7 +144,8 @@ describe("a very large entry", () => {
 
   it("seeds the main key from a large direct entry: the second key's row is copied in SQL, the same text", async () => {
     const { paths, stateDir } = makeTempState();
-    const dir = path.join(stateDir, "agents/main/sessions");
+    // The old root store: the one store OpenClaw 2026.9.6 seeds the main key from (issue 24).
+    const dir = path.join(stateDir, "sessions");
     fs.mkdirSync(dir, { recursive: true });
     const big = { sessionId: "big", updatedAt: 9, chatType: "direct", lastChannel: "telegram", lastTo: "+1", note: "n".repeat(5 * 1024 * 1024) };
     fs.writeFileSync(path.join(dir, "sessions.json"), JSON.stringify({ "telegram:+1": big }));
