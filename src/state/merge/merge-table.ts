@@ -33,10 +33,20 @@ function keyWhere(cols: string[]): string {
   return cols.map((c) => `${quoteId(c)} IS ?`).join(" AND ");
 }
 
+/** Compiled INSERTs per connection and table: an appended transcript inserts one row per event. */
+const inserts = new WeakMap<Database.Database, Map<TableShape, { cols: string[]; statement: Database.Statement }>>();
+
 /** Inserts a staged row into live (its surrogate id left for live to assign). */
 export function insertRow(live: Database.Database, shape: TableShape, row: Row): void {
-  const cols = shape.columns.filter((c) => c !== shape.surrogate);
-  live.prepare(`INSERT INTO main.${quoteId(shape.name)} (${cols.map(quoteId).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...cols.map((c) => row[c]));
+  let byShape = inserts.get(live);
+  if (!byShape) inserts.set(live, (byShape = new Map()));
+  let insert = byShape.get(shape);
+  if (!insert) {
+    const cols = shape.columns.filter((c) => c !== shape.surrogate);
+    insert = { cols, statement: live.prepare(`INSERT INTO main.${quoteId(shape.name)} (${cols.map(quoteId).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`) };
+    byShape.set(shape, insert);
+  }
+  insert.statement.run(...insert.cols.map((c) => row[c]));
 }
 
 /**
