@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { runDoctor } from "../../src/doctor/run-doctor.js";
 import { writeBackMedia } from "../../src/migration/media-write-back.js";
+import { LARGE_MEDIA_REASON, MAX_MEDIA_BYTES } from "../../src/migration/importers/media.js";
 import { fixturesDir, makeTempState } from "../helpers/temp-state.js";
 import { migrate, stagedDbFile } from "../helpers/migration.js";
 
@@ -24,6 +25,23 @@ describe("media write-back", () => {
       expect(fixed.formatUpgrade!.restoredFiles).toContain(file);
     }
     // Beside OpenClaw's format media/ is its live store, not a legacy source waiting for another doctor.
+    const again = await runDoctor({ paths });
+    expect(again.findings.filter((f) => f.severity !== "info").map((f) => f.id)).toEqual([]);
+  });
+
+  it("a media file over 64 MiB is never read into the database: it stays byte for byte in media/, where OpenClaw reads it, and the plan says why", async () => {
+    const { paths, stateDir } = makeTempState("migration/media");
+    const big = path.join(stateDir, "media", "inbound", "film---0d9c1c1e-6a3e-4b51-9d4e-2a1f0c9b7e11.mp4");
+    const bytes = Buffer.alloc(MAX_MEDIA_BYTES + 1, 7);
+    fs.writeFileSync(big, bytes);
+    const before = await runDoctor({ paths });
+    const text = JSON.stringify(before.findings);
+    expect(text).toContain(LARGE_MEDIA_REASON);
+    expect(text).not.toMatch(/move it out of the state dir/);
+    const fixed = await runDoctor({ paths, fix: true, migration: { backup: false } });
+    expect(fixed.repairs.filter((r) => r.status !== "applied")).toEqual([]);
+    expect(fs.statSync(big).size).toBe(bytes.length);
+    expect(fs.readFileSync(big).equals(bytes)).toBe(true);
     const again = await runDoctor({ paths });
     expect(again.findings.filter((f) => f.severity !== "info").map((f) => f.id)).toEqual([]);
   });

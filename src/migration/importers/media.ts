@@ -3,8 +3,9 @@
 //
 // Layout (OpenClaw src/media/store.ts): `media/<subdir>/<id>` with subdirs such as inbound/ and outbound/, ids
 // `<name>---<uuid>.<ext>`; `*.tmp` files are unfinished downloads and are not media. A blob is one BLOB value, so
-// a file is read whole (SQLite has no streaming bind): files over MAX_MEDIA_BYTES are left in place and reported,
-// which bounds the import's memory.
+// a file is read whole (SQLite has no streaming bind): files over MAX_MEDIA_BYTES stay where they are, which bounds
+// the import's memory and loses nothing, because OpenClaw 2026.9.6 keeps media as files under media/ (the format
+// upgrade writes every imported blob back there), so a large file left in place is already where it reads it.
 import fs from "node:fs";
 import path from "node:path";
 import { OperationError } from "../../core/errors.js";
@@ -15,6 +16,8 @@ import { hashFile } from "../line-stream.js";
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportCounts, PlannedSource, SourceInspection } from "../types.js";
 
 export const MAX_MEDIA_BYTES = 64 * 1024 * 1024;
+/** Why a large media file is not imported; it stays a live file, which is where OpenClaw's format keeps media. */
+export const LARGE_MEDIA_REASON = `larger than ${MAX_MEDIA_BYTES / 1048576} MiB; it stays in media/ as it is, where OpenClaw 2026.9.6 reads media files (nothing to do)`;
 const MAX_DEPTH = 4;
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -79,7 +82,7 @@ function detect(ctx: DetectContext): DetectedSource[] {
 function inspect(source: DetectedSource): SourceInspection {
   const { sha256, sizeBytes } = hashFile(source.path);
   if (sizeBytes > MAX_MEDIA_BYTES) {
-    return { sha256, sizeBytes, records: 1, notes: [], skipReason: `larger than ${MAX_MEDIA_BYTES / 1048576} MiB, more than one media blob may be; left in place (move it out of the state dir to keep it)` };
+    return { sha256, sizeBytes, records: 1, notes: [], skipReason: LARGE_MEDIA_REASON };
   }
   return { sha256, sizeBytes, records: 1, notes: [] };
 }
