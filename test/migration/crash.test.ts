@@ -10,6 +10,11 @@ const CORPUS = { agents: ["main", "ops"], sessionsPerAgent: 150, linesPerSession
 const ARGS = ["doctor", "--fix", "--yes", "--no-backup", "--json"];
 // runBin spawns the compiled binary of this very tree: test/global-setup.ts builds dist/ once, before any test.
 
+/** v1 transcript ids hash the file's absolute path (as OpenClaw's do): the two state dirs give two 16-hex prefixes. */
+function withoutV1Prefixes(dump: unknown): unknown {
+  return JSON.parse(JSON.stringify(dump).replace(/\b[0-9a-f]{16}-(?=[0-9a-z]+\b)/g, "<v1>-")) as unknown;
+}
+
 function corpus(): { env: NodeJS.ProcessEnv; stateDir: string } {
   return legacyCorpusState(CORPUS);
 }
@@ -22,7 +27,7 @@ describe("crash safety", () => {
     const fullMs = Date.now() - t0;
     expect(ref.code).toBe(1); // the corrupt files fail and stay, by design: exit 1
     expect(JSON.parse(ref.stdout).migration.run.status).toBe("warning");
-    const expected = dumpState(resolveStatePaths({ env: reference.env }));
+    const expected = withoutV1Prefixes(dumpState(resolveStatePaths({ env: reference.env })));
 
     const crashed = corpus();
     const seed = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
@@ -40,7 +45,7 @@ describe("crash safety", () => {
     const final = await runBin(ARGS, crashed.env);
     expect(final.code, `seed ${seed}, kills ${kills.join(",")}: ${final.stderr}`).toBe(1);
     expect(JSON.parse(final.stdout).migration.run.totals.failed, final.stderr).toBe(JSON.parse(ref.stdout).migration.run.totals.failed);
-    expect(dumpState(resolveStatePaths({ env: crashed.env })), `seed ${seed}, kills at ${kills.join(", ")} ms`).toEqual(expected);
+    expect(withoutV1Prefixes(dumpState(resolveStatePaths({ env: crashed.env }))), `seed ${seed}, kills at ${kills.join(", ")} ms`).toEqual(expected);
     expect(assertNothingRetiredWithoutRows(crashed.stateDir)).toBe(assertNothingRetiredWithoutRows(reference.stateDir));
     expect(retiredNames(crashed.stateDir)).toEqual(retiredNames(reference.stateDir));
     expect(leftInPlace(crashed.stateDir, CORPUS.agents)).toEqual(leftInPlace(reference.stateDir, CORPUS.agents));

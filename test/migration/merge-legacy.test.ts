@@ -1,11 +1,12 @@
 // The merge path on a state OpenClaw 2026.9.6 itself migrated: legacy files that reappear are merged record by record (issue 23's freshness rule), never over what the runtime wrote.
 import { execFileSync } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { doctorExitCode, runDoctor } from "../../src/doctor/run-doctor.js";
-import { makeTempState, runInProcess, type TempState } from "../helpers/temp-state.js";
+import { fixturesDir, makeTempState, runInProcess, type TempState } from "../helpers/temp-state.js";
 
 const V96 = "openclaw-2026.9.6/legacy-state-migrated";
 
@@ -180,5 +181,61 @@ describe("merge into a state in OpenClaw 2026.9.6's format", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]![0]).toBe(path.join(s.stateDir, "cron", "jobs.json"));
     expect(JSON.parse(rows[0]![1]!)).toMatchObject({ name: "Daily brief", schedule: { expr: "0 8 * * *" } });
+  });
+});
+
+describe("a version-1 transcript reappearing beside the state 9.6 migrated from it (issue 24: one id codec)", () => {
+  const legacy = path.join(fixturesDir, "legacy-state");
+  /** The 16-hex prefix 9.6 gives a v1 transcript read from `source` (its ids: `<prefix>-<record index>`). */
+  const prefix = (source: string, sessionId: string): string => crypto.createHash("sha256").update(`${source}\0${sessionId}`).digest("hex").slice(0, 16);
+  /** The fixture was migrated at /work/oc/t1/state: its v1 ids as 9.6 would have written them at this state dir. */
+  function rehome(s: TempState): void {
+    const db = new Database(agentDb(s));
+    for (const id of ["s-ops", "s-root-dm"]) {
+      const from = prefix(`/work/oc/t1/state/agents/main/sessions/${id}.jsonl`, id);
+      const to = prefix(path.join(fs.realpathSync(s.stateDir), "agents/main/sessions", `${id}.jsonl`), id);
+      db.prepare("UPDATE transcript_events SET event_json = replace(event_json, ?, ?) WHERE session_id = ?").run(from, to, id);
+      db.prepare("UPDATE transcript_event_identities SET event_id = replace(event_id, ?, ?), parent_id = replace(parent_id, ?, ?) WHERE session_id = ?").run(from, to, from, to, id);
+    }
+    db.close();
+  }
+  function reappear(s: TempState): { ops: string; dm: string } {
+    const ops = path.join(s.stateDir, "agents/main/sessions/s-ops.jsonl");
+    const dm = path.join(s.stateDir, "sessions/s-root-dm.jsonl");
+    fs.mkdirSync(path.dirname(ops), { recursive: true });
+    fs.mkdirSync(path.dirname(dm), { recursive: true });
+    fs.copyFileSync(path.join(legacy, "agents/main/sessions/s-ops.jsonl"), ops);
+    fs.copyFileSync(path.join(legacy, "sessions/s-root-dm.jsonl"), dm);
+    return { ops, dm };
+  }
+
+  it("at the path 9.6 read it from: the same ids, nothing to merge, no conflict, no duplicated event, the files retired", async () => {
+    const s = liveState();
+    rehome(s);
+    const before = { ops: linesOf(s, "s-ops"), dm: linesOf(s, "s-root-dm") };
+    expect(before.ops).toHaveLength(4);
+    const { ops, dm } = reappear(s);
+
+    const result = await runDoctor({ paths: s.paths, fix: true });
+    expect(doctorExitCode(result, false), JSON.stringify(result.migration?.run?.sources, null, 2)).toBe(0);
+    expect(linesOf(s, "s-ops")).toEqual(before.ops);
+    expect(linesOf(s, "s-root-dm")).toEqual(before.dm);
+    expect(sql(agentDb(s), "SELECT count(*) FROM transcript_event_identities WHERE session_id IN ('s-ops', 's-root-dm')")).toEqual([["7"]]);
+    expect(fs.existsSync(ops)).toBe(false);
+    expect(fs.existsSync(dm)).toBe(false);
+  });
+
+  it("at another path (9.6's ids hash the absolute path): reported as a conflict, the file kept in place, the database unchanged", async () => {
+    const s = liveState();
+    const before = linesOf(s, "s-ops");
+    const { ops } = reappear(s);
+
+    const result = await runDoctor({ paths: s.paths, fix: true });
+    expect(doctorExitCode(result, false)).toBe(1);
+    const outcome = result.migration!.run!.sources.find((o) => o.path === ops)!;
+    expect(outcome.status).toBe("failed");
+    expect(outcome.reason).toMatch(/migrate skip/);
+    expect(linesOf(s, "s-ops")).toEqual(before);
+    expect(fs.readFileSync(ops, "utf8")).toBe(fs.readFileSync(path.join(legacy, "agents/main/sessions/s-ops.jsonl"), "utf8"));
   });
 });

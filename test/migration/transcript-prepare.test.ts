@@ -35,7 +35,9 @@ async function runWith(mode: TranscriptPrepareMode, setup: () => { stateDir: str
   const paths = resolveStatePaths({ env: { HOME: path.dirname(stateDir), OPENCLAW_STATE_DIR: stateDir } });
   const { run } = await migrate(paths, { prepareTranscripts: mode });
   // The agent DBs and the ledger: what transcripts write (control-plane rows carry temp paths and move times).
-  const dump = Object.entries(dumpState(paths)).map(([db, tables]) => [db, db.startsWith("agents/") ? tables : { migration_sources: tables.migration_sources }]);
+  const raw = Object.entries(dumpState(paths)).map(([db, tables]) => [db, db.startsWith("agents/") ? tables : { migration_sources: tables.migration_sources }]);
+  // v1 ids hash the file's absolute path (as OpenClaw's do): each run's temp dir gives its own 16-hex prefix.
+  const dump = JSON.parse(JSON.stringify(raw).replace(/\b[0-9a-f]{16}-(?=[0-9a-z]+\b)/g, "<v1>-")) as unknown;
   return { dump, outcomes: outcomes(run, path.dirname(stateDir)), status: run.status };
 }
 

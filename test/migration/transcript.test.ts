@@ -1,9 +1,11 @@
-// Transcript import (SPEC §4.2): v1→v2→v3 normalization, deterministic ids, identities, bad lines, orphans.
+// Transcript import (SPEC §4.2): v1→v2→v3 normalization, v1 ids as OpenClaw's codec derives them, identities, bad lines, orphans.
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { deterministicEntryId } from "../../src/migration/importers/transcript-normalize.js";
+import { preparedEvent, prepareTranscript } from "../../src/migration/importers/transcript-parse.js";
+import { openclawTranscriptPath } from "../../src/migration/importers/transcript-v1-ids.js";
 import { findSourceByKey } from "../../src/migration/ledger.js";
 import { planMigration } from "../../src/migration/plan-migration.js";
 import { openGlobalDatabase } from "../../src/state/state-databases.js";
@@ -13,13 +15,22 @@ import { agentDbFile, migrate, rows } from "../helpers/migration.js";
 type Event = { session_id: string; seq: number; event_json: string; created_at: number };
 type Identity = { session_id: string; event_id: string; seq: number; event_type: string | null; has_parent: number; parent_id: string | null; message_idempotency_key: string | null };
 
+/**
+ * The id OpenClaw 2026.9.6's doctor gives record `index` of a version-1 transcript (written here from what its codec
+ * does, not from ours): 16 hex of sha256(<sessions dir, realpath'd>/<file> NUL <session id>), "-", the index in base 36.
+ */
+function openclawV1Id(stateDir: string, agentId: string, file: string, sessionId: string, index: number): string {
+  const source = path.join(fs.realpathSync(stateDir), "agents", agentId, "sessions", file);
+  return `${crypto.createHash("sha256").update(`${source}\0${sessionId}`).digest("hex").slice(0, 16)}-${index.toString(36)}`;
+}
+
 function events(file: string, sessionId: string): Array<Record<string, unknown>> {
   return rows<Event>(file, "SELECT * FROM transcript_events WHERE session_id = ? ORDER BY seq", sessionId).map((e) => JSON.parse(e.event_json) as Record<string, unknown>);
 }
 
 describe("transcript normalization", () => {
-  it("normalizes v1: deterministic 8-hex ids, parent chain, firstKeptEntryId, hookMessage → custom, header v3", async () => {
-    const { paths } = makeTempState("migration/transcript-versions");
+  it("normalizes v1: OpenClaw's ids (<hash of path and session>-<index>), parent chain, firstKeptEntryId, hookMessage → custom, header v3", async () => {
+    const { paths, stateDir } = makeTempState("migration/transcript-versions");
     const { run } = await migrate(paths);
     expect(run.status).toBe("completed");
     const file = agentDbFile(paths);
@@ -27,8 +38,10 @@ describe("transcript normalization", () => {
     expect(ev).toHaveLength(5);
     expect(ev[0]).toEqual({ type: "session", id: "session-1", timestamp: "2026-05-06T00:00:00.000Z", cwd: "/tmp/work", version: 3 });
     const ids = ev.slice(1).map((e) => e.id as string);
-    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}$/);
-    expect(new Set(ids).size).toBe(4); // the repeated "hello" line gets its own id: the index is hashed too
+    // The header is record 0: the entries are records 1 to 4 (the repeated "hello" line too gets its own).
+    expect(ids).toEqual([1, 2, 3, 4].map((i) => openclawV1Id(stateDir, "main", "session-1.jsonl", "session-1", i)));
+    // 9.6's key order: the assigned id and parentId after the line's own keys, firstKeptEntryId last.
+    expect(Object.keys(ev[3]!)).toEqual(["type", "timestamp", "summary", "tokensBefore", "id", "parentId", "firstKeptEntryId"]);
     expect(ev.slice(1).map((e) => e.parentId)).toEqual([null, ids[0], ids[1], ids[2]]);
     expect((ev[2]!.message as { role: string }).role).toBe("custom");
     expect(ev[3]).toMatchObject({ type: "compaction", firstKeptEntryId: ids[0], tokensBefore: 100 });
@@ -62,15 +75,19 @@ describe("transcript normalization", () => {
     ]);
   });
 
-  it("derives the same ids and rows in two independent runs", async () => {
+  it("derives the same rows in two independent runs, v1 ids differing only by the path they hash (as OpenClaw's)", async () => {
     const a = makeTempState("migration/transcript-versions");
     const b = makeTempState("migration/transcript-versions");
     await migrate(a.paths);
     await migrate(b.paths);
     const q = "SELECT * FROM transcript_events ORDER BY session_id, seq";
     const qi = "SELECT * FROM transcript_event_identities ORDER BY session_id, seq";
-    expect(rows(agentDbFile(a.paths), q)).toEqual(rows(agentDbFile(b.paths), q));
-    expect(rows(agentDbFile(a.paths), qi)).toEqual(rows(agentDbFile(b.paths), qi));
+    const prefixOf = (stateDir: string): string => openclawV1Id(stateDir, "main", "session-1.jsonl", "session-1", 0).slice(0, 16);
+    const norm = (stateDir: string, query: string): string => JSON.stringify(rows(agentDbFile(stateDir === a.stateDir ? a.paths : b.paths), query)).replaceAll(prefixOf(stateDir), "<prefix>");
+    expect(prefixOf(a.stateDir)).not.toBe(prefixOf(b.stateDir));
+    expect(norm(a.stateDir, q)).toContain("<prefix>-4");
+    expect(norm(a.stateDir, q)).toEqual(norm(b.stateDir, q));
+    expect(norm(a.stateDir, qi)).toEqual(norm(b.stateDir, qi));
   });
 
   it("a re-import of the same content (the ledger row lost to a kill) keeps the rows and the transcript generation", async () => {
@@ -96,13 +113,6 @@ describe("transcript normalization", () => {
     expect(rows(file, "SELECT * FROM transcript_generations")).toEqual([]);
   });
 
-  it("extends an id on collision", () => {
-    const first = deterministicEntryId(3, "line", () => false);
-    expect(first).toHaveLength(8);
-    const second = deterministicEntryId(3, "line", (id) => id === first);
-    expect(second).toHaveLength(12);
-    expect(second.startsWith(first)).toBe(true);
-  });
 });
 
 describe("bad transcript input", () => {
@@ -155,8 +165,9 @@ describe("bad transcript input", () => {
     // No entry has a timestamp: the header is dated by the file's mtime.
     expect(JSON.parse(events[0]!.event_json)).toEqual({ type: "session", version: 3, id: "s-nohead", timestamp: new Date(mtime).toISOString(), cwd: "" });
     const [first, second] = events.slice(1).map((e) => JSON.parse(e.event_json) as { id: string; parentId: string | null; message: { content: string } });
-    // Read as v1: every entry gets a fresh id and the previous entry as its parent, whatever ids the lines carried.
-    expect(first!.id).toMatch(/^[0-9a-f]{8}$/);
+    // Read as v1: every entry gets a fresh id and the previous entry as its parent, whatever ids the lines carried;
+    // no header line, so the first entry is record 0.
+    expect(first!.id).toBe(openclawV1Id(stateDir, "main", "s-nohead.jsonl", "s-nohead", 0));
     expect(first!.parentId).toBeNull();
     expect(second!.parentId).toBe(first!.id);
     expect(second!.message.content).toBe("still none");
@@ -250,13 +261,26 @@ describe("a transcript without a session header (OpenClaw's readers accept it)",
     expect(rows(db, "SELECT session_key FROM sessions WHERE session_id = 's-headless'")).toEqual([{ session_key: "agent:main:main" }]);
   });
 
-  it("the same file imports to the same rows twice (deterministic ids, the header dated by its first entry)", async () => {
-    const dump = async (): Promise<unknown> => {
-      const { paths } = makeTempState("migration/transcript-headerless");
-      await migrate(paths);
-      return rows(agentDbFile(paths), "SELECT seq, event_json, created_at FROM transcript_events ORDER BY seq");
-    };
-    expect(await dump()).toEqual(await dump());
+  it("the same file imports to the same rows twice (ids derive from its path and session, the header dated by its first entry)", async () => {
+    const { paths, stateDir } = makeTempState("migration/transcript-headerless");
+    const first = await migrate(paths);
+    const db = agentDbFile(paths);
+    const q = "SELECT seq, event_json, created_at FROM transcript_events ORDER BY seq";
+    const before = rows(db, q);
+    const beforeIdentities = rows(db, "SELECT * FROM transcript_event_identities ORDER BY seq");
+    // The file back in place and unknown to the ledger: imported again over the same rows.
+    const outcome = first.run.sources.find((o) => o.kind === "transcript")!;
+    fs.mkdirSync(path.dirname(path.join(stateDir, outcome.relativePath)), { recursive: true });
+    fs.renameSync(outcome.retiredTo!, path.join(stateDir, outcome.relativePath));
+    const global = openGlobalDatabase(paths, { mode: "write" });
+    global.prepare("DELETE FROM migration_sources WHERE source_path = ?").run(outcome.relativePath);
+    global.close();
+    const again = await migrate(paths);
+    expect(again.run.sources.find((o) => o.relativePath === outcome.relativePath)).toMatchObject({ status: "imported" });
+    expect(rows(db, q)).toEqual(before);
+    expect(rows(db, "SELECT * FROM transcript_event_identities ORDER BY seq")).toEqual(beforeIdentities);
+    // Indexed: the index entry's session; no header line, so "hello" is record 0.
+    expect((JSON.parse((before[1] as { event_json: string }).event_json) as { id: string }).id).toBe(openclawV1Id(stateDir, "main", "s-headless.jsonl", "s-headless", 0));
   });
 });
 
@@ -335,5 +359,61 @@ describe("transcript: legacy hookMessage (fixture transcript-hook-message)", () 
     expect(v2Lines[1]).toContain('"message":{"role":"custom","customType":"hook","content":"blank type","timestamp":2}');
     const v3Line = fs.readFileSync(path.join(fixturesDir, "migration/transcript-hook-message/agents/main/sessions/hook-v3.jsonl"), "utf8").trim().split("\n")[1];
     expect(rows<Event>(file, "SELECT event_json FROM transcript_events WHERE session_id = 'hook-v3' AND seq = 1")[0]!.event_json).toBe(v3Line);
+  });
+});
+
+describe("v1 ids against what OpenClaw 2026.9.6's doctor wrote", () => {
+  // fixtures/openclaw-2026.9.6/legacy-state-migrated is 9.6's migration of fixtures/legacy-state, run at /work/oc/t1/state.
+  const migrated = path.join(fixturesDir, "openclaw-2026.9.6/legacy-state-migrated/agents/main/agent/openclaw-agent.sqlite");
+  const theirs = (sessionId: string): string[] => {
+    const db = new Database(migrated, { readonly: true });
+    try {
+      return (db.prepare("SELECT event_json FROM transcript_events WHERE session_id = ? AND seq > 0 ORDER BY seq").pluck().all(sessionId) as string[]);
+    } finally {
+      db.close();
+    }
+  };
+  const ours = (relative: string, legacyRoot: boolean, sessionId: string): string[] => {
+    const sourcePath = openclawTranscriptPath({ path: path.join("/work/oc/t1/state", relative), agentId: "main", legacyRoot });
+    const prepared = prepareTranscript(path.join(fixturesDir, "legacy-state", relative), undefined, { sourcePath, sessionId });
+    expect(prepared.error).toBeNull();
+    return prepared.events.lineNo.map((_n, i) => {
+      const e = preparedEvent(prepared.events, Buffer.from(prepared.bytes!), i);
+      return typeof e.json === "string" ? e.json : Buffer.from(e.json).toString("utf8");
+    });
+  };
+
+  it("an agent's transcript (ids, parents, firstKeptEntryId, hook message): byte for byte", () => {
+    expect(ours("agents/main/sessions/s-ops.jsonl", false, "s-ops")).toEqual(theirs("s-ops"));
+  });
+
+  it("a root sessions/ transcript hashes the path 9.6 moved it to (agents/<default>/sessions/)", () => {
+    expect(openclawTranscriptPath({ path: "/work/oc/t1/state/sessions/s-root-dm.jsonl", agentId: "main", legacyRoot: true })).toBe("/work/oc/t1/state/agents/main/sessions/s-root-dm.jsonl");
+    expect(ours("sessions/s-root-dm.jsonl", true, "s-root-dm")).toEqual(theirs("s-root-dm"));
+  });
+
+  it("records 9.6 does not recognize keep their index slot, get no id and stay out of the parent chain", () => {
+    const dir = makeTempState().stateDir;
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, "v1.jsonl");
+    const lines = [
+      { type: "session", id: "v1" },
+      { type: "message", message: { role: "user", content: "a" } },
+      { type: "note", text: "not an entry type" },
+      { type: "message", message: { role: "system", content: "unknown role" } },
+      { type: "compaction", summary: "s", firstKeptEntryIndex: 2, tokensBefore: 1 },
+      { type: "compaction", summary: "s", firstKeptEntryIndex: 1, tokensBefore: 1 },
+    ];
+    fs.writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    const prepared = prepareTranscript(file, undefined, { sourcePath: "/s/v1.jsonl", sessionId: "v1" });
+    const prefix = crypto.createHash("sha256").update("/s/v1.jsonl\0v1").digest("hex").slice(0, 16);
+    expect(prepared.events.id).toEqual([`${prefix}-1`, null, null, `${prefix}-4`, `${prefix}-5`]);
+    expect(prepared.events.parentId).toEqual([null, null, null, `${prefix}-1`, `${prefix}-4`]);
+    const json = prepared.events.json.map((j, i) => JSON.parse(j ?? Buffer.from(prepared.bytes!).subarray(prepared.events.start[i], prepared.events.end[i]).toString("utf8")) as Record<string, unknown>);
+    // Index 2 is an unrecognized record: the field goes, no id replaces it; index 1 resolves.
+    expect(json[3]).not.toHaveProperty("firstKeptEntryId");
+    expect(json[3]).not.toHaveProperty("firstKeptEntryIndex");
+    expect(json[4]).toMatchObject({ firstKeptEntryId: `${prefix}-1` });
+    expect(prepared.normalizerWarnings.join("\n")).toMatch(/line 3: not an entry/);
   });
 });

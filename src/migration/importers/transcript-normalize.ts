@@ -1,8 +1,7 @@
-// Transcript v1→v2→v3 normalization, one line at a time, with deterministic ids (SPEC §4.2).
-import crypto from "node:crypto";
+// Transcript v1→v2→v3 normalization, one line at a time, with v1 ids as OpenClaw's codec derives them (SPEC §4.2).
+import { V1IdCodec, type V1IdScope } from "./transcript-v1-ids.js";
 
 export const CURRENT_TRANSCRIPT_VERSION = 3;
-const ID_HEX = 8;
 
 type Obj = Record<string, unknown>;
 
@@ -50,63 +49,45 @@ export function normalizeHeader(header: Obj, version: number): NormalizedHeader 
   return { json: JSON.stringify({ ...header, version: CURRENT_TRANSCRIPT_VERSION }), sessionId, version, timestamp: parseTimestamp(header.timestamp) };
 }
 
-/** Deterministic id for entry `index` (header = 0): 8 hex chars of sha256(index, line), longer on collision. */
-export function deterministicEntryId(index: number, line: string, taken: (id: string) => boolean): string {
-  const digest = crypto.createHash("sha256").update(`${index}\n${line}`).digest("hex");
-  for (let len = ID_HEX; len <= digest.length; len += 4) {
-    const id = digest.slice(0, len);
-    if (!taken(id)) return id;
-  }
-  return `${digest}-${index}`;
-}
-
 /**
- * Stateful per file: feed the header, then every entry in order. v1 entries get ids and parentIds
- * (previous entry) and firstKeptEntryIndex → firstKeptEntryId; v1/v2 `hookMessage` roles become `custom`
- * with `customType: "hook"`.
+ * Stateful per file: feed the header, then every entry in order. v1 entries get the ids and parentIds OpenClaw
+ * 2026.9.6's codec gives them, and firstKeptEntryIndex → firstKeptEntryId (transcript-v1-ids.ts); v1/v2 `hookMessage`
+ * roles become `custom` with `customType: "hook"`.
  */
 export class TranscriptNormalizer {
   readonly version: number;
-  private index = 0;
-  private prevId: string | null = null;
-  /** v1 only: ids by entry index (index 0 is the header), needed for firstKeptEntryIndex and collisions. */
-  private readonly v1Ids: Array<string | null> = [null];
-  private readonly v1Taken = new Set<string>();
+  /** The next record's position in the file (non-blank lines, the header included), as 9.6 counts it. */
+  private originalIndex: number;
+  private readonly v1: V1IdCodec | null;
   readonly warnings: string[] = [];
-  /**
-   * A header-less file (read as v1): its `firstKeptEntryIndex` counts the file's lines from 0 with no header line,
-   * as OpenClaw's codec counts them, while our entry index keeps 0 for the (synthesized) header.
-   */
-  private readonly indexBase: number;
 
-  constructor(version: number, options: { headerless?: boolean } = {}) {
+  /**
+   * `ids`: the source path and session id v1 ids derive from (required below version 2). `headerless`: the file has
+   * no header line, so its first entry is record 0 (else the header is 0 and the first entry 1).
+   */
+  constructor(version: number, options: { headerless?: boolean; ids?: V1IdScope } = {}) {
     this.version = version;
-    this.indexBase = options.headerless ? 1 : 0;
+    this.originalIndex = options.headerless ? 0 : 1;
+    if (version < 2 && !options.ids) throw new Error("a version 1 transcript needs the source path and session id its ids derive from");
+    this.v1 = version < 2 ? new V1IdCodec(options.ids!, options.headerless ? null : 0) : null;
   }
 
   /** `lineNo` only labels warnings. */
   entry(entry: Obj, line: string, lineNo: number): NormalizedEvent {
-    this.index += 1;
+    const index = this.originalIndex;
+    this.originalIndex += 1;
     let out = entry;
     let changed = false;
-    if (this.version < 2) {
-      const id = deterministicEntryId(this.index, line, (candidate) => this.v1Taken.has(candidate));
-      this.v1Taken.add(id);
-      this.v1Ids.push(id);
-      const { type, id: _oldId, parentId: _oldParent, ...rest } = entry;
-      out = { type, id, parentId: this.prevId, ...rest };
-      this.prevId = id;
-      if (out.type === "compaction" && "firstKeptEntryIndex" in out) {
-        const target = out.firstKeptEntryIndex;
-        delete out.firstKeptEntryIndex;
-        const at = typeof target === "number" && Number.isInteger(target) ? target + this.indexBase : -1;
-        const targetId = at > 0 && at < this.index ? this.v1Ids[at] : undefined;
-        if (targetId) out.firstKeptEntryId = targetId;
-        else this.warnings.push(`line ${lineNo}: firstKeptEntryIndex does not name an earlier entry; dropped`);
-      }
-      changed = true;
+    if (this.v1 !== null) {
+      const assigned = this.v1.assign(entry, index);
+      if (assigned.warning !== null) this.warnings.push(`line ${lineNo}: ${assigned.warning}`);
+      if (!assigned.recognized) this.warnings.push(`line ${lineNo}: not an entry OpenClaw's session codec reads; stored as written, without an id or parent (as OpenClaw 2026.9.6 stores it)`);
+      out = assigned.entry;
+      changed = out !== entry;
     }
-    if (this.version < 3 && out.type === "message" && isObj(out.message) && out.message.role === "hookMessage") {
+    // 9.6 migrates hook messages only in entries it recognizes; a v1 record it does not is stored untouched.
+    const migrates = this.v1 === null || changed;
+    if (migrates && this.version < 3 && out.type === "message" && isObj(out.message) && out.message.role === "hookMessage") {
       // As OpenClaw's session codec: `customType ||= "hook"` (an existing non-empty customType is kept, in place).
       const message = out.message;
       out = { ...out, message: { ...message, role: "custom", ...(message.customType ? {} : { customType: "hook" }) } };

@@ -8,6 +8,7 @@ import { describeLineParseError } from "../../core/redact.js";
 import { depthMessage, findExcessDepth } from "../json-depth.js";
 import { isBlankLine, skipBom, streamLines, withOpenFile } from "../line-stream.js";
 import { CURRENT_TRANSCRIPT_VERSION, headerVersion, isSessionHeader, normalizeHeader, parseTimestamp, TranscriptNormalizer, type NormalizedEvent } from "./transcript-normalize.js";
+import { canonicalFilePath } from "./transcript-v1-ids.js";
 
 type Obj = Record<string, unknown>;
 
@@ -27,7 +28,8 @@ export interface EventLine extends Omit<NormalizedEvent, "json"> {
 
 /** Receives parsed lines in file order; the import writes them, the prepare pass collects them. */
 export interface TranscriptLineSink {
-  header(line: HeaderLine): void;
+  /** Returns the session the transcript is imported into, when the sink decides it (v1 ids derive from it). */
+  header(line: HeaderLine): string | void;
   /** `verbatim`: `line.json` is exactly these bytes (nothing was normalized). */
   event(line: EventLine, verbatim: { buf: Buffer; start: number; end: number } | null): void;
   /** A final line without "\n" that does not decode or parse: a crash mid-append, dropped. */
@@ -58,14 +60,38 @@ function headerlessHeader(file: string, first: Obj): Omit<HeaderLine, "lineNo"> 
 }
 
 /** One transcript's lines → header and normalized events; throws the error the import reports for a bad line. */
+/**
+ * Where a version-1 transcript's ids come from (transcript-v1-ids.ts): the path OpenClaw reads it from (default: the
+ * file's own, canonical) and the session it goes into (default: the one the sink's `header` returns, else the header
+ * id, else the file name).
+ */
+export interface IdSource {
+  sourcePath?: string;
+  sessionId?: string;
+}
+
 export class TranscriptLineParser {
   records = 0;
   private normalizer: TranscriptNormalizer | null = null;
+  /** The session id v1 ids were derived from; null for a version 2+ file (or before the header). */
+  idSessionId: string | null = null;
+  idSourcePath: string | null = null;
 
   constructor(
     private readonly file: string,
     private readonly sink: TranscriptLineSink,
+    private readonly ids: IdSource = {},
   ) {}
+
+  /** The normalizer for a file of `version`, once the sink has named the session. */
+  private startNormalizer(version: number, headerless: boolean, fromHeader: string | null, fromSink: string | void): TranscriptNormalizer {
+    if (version >= 2) return (this.normalizer = new TranscriptNormalizer(version));
+    const sessionId = (typeof fromSink === "string" ? fromSink : undefined) ?? this.ids.sessionId ?? fromHeader ?? path.basename(this.file, ".jsonl");
+    const sourcePath = this.ids.sourcePath ?? canonicalFilePath(this.file);
+    this.idSessionId = sessionId;
+    this.idSourcePath = sourcePath;
+    return (this.normalizer = new TranscriptNormalizer(version, { headerless, ids: { sourcePath, sessionId } }));
+  }
 
   line(buf: Buffer, lineStart: number, end: number, lineNo: number, terminated: boolean): void {
     const start = skipBom(buf, lineStart, end, lineNo);
@@ -86,22 +112,22 @@ export class TranscriptLineParser {
     if (typeof value !== "object" || value === null || Array.isArray(value)) throw transcriptLineError(this.file, lineNo, "expected a JSON object");
     this.records += 1;
     const obj = value as Obj;
-    if (this.normalizer === null) {
+    let normalizer = this.normalizer;
+    if (normalizer === null) {
       if (!isSessionHeader(obj)) {
         // No header: read as version 1 (ids and parents assigned), as OpenClaw 2026.9.6's doctor imports such a file,
         // with the header its doctor --fix then prepends; this line is the first entry.
         const header = headerlessHeader(this.file, obj);
-        this.normalizer = new TranscriptNormalizer(1, { headerless: true });
-        this.sink.header({ ...header, lineNo });
+        normalizer = this.startNormalizer(1, true, header.sessionId, this.sink.header({ ...header, lineNo }));
       } else {
         const version = headerVersion(obj);
         if (version === null) throw transcriptLineError(this.file, lineNo, unsupportedVersion(obj.version));
         const header = normalizeHeader(obj, version);
-        this.normalizer = new TranscriptNormalizer(version);
-        return this.sink.header({ json: header.json, sessionId: header.sessionId, timestamp: header.timestamp, lineNo });
+        this.startNormalizer(version, false, header.sessionId, this.sink.header({ json: header.json, sessionId: header.sessionId, timestamp: header.timestamp, lineNo }));
+        return;
       }
     }
-    const event = this.normalizer.entry(obj, text, lineNo);
+    const event = normalizer.entry(obj, text, lineNo);
     this.sink.event({ ...event, lineNo }, event.json === text ? { buf, start, end } : null);
   }
 
@@ -137,6 +163,9 @@ export interface PreparedTranscript {
   dropped: number[];
   records: number;
   normalizerWarnings: string[];
+  /** The session id and path v1 ids were derived from (null: a version 2+ file, ids as written); the import re-reads the file when its own differ. */
+  idSessionId: string | null;
+  idSourcePath: string | null;
   /** The first bad line (or I/O failure), as the streamed import would have reported it. */
   error: { code: string; message: string } | null;
 }
@@ -173,9 +202,9 @@ export type BufferSource = (size: number) => Buffer;
 const freshBuffer: BufferSource = (size) => Buffer.allocUnsafeSlow(size);
 
 /** Reads, hashes and parses `file` in one pass; never throws (the error travels in the result). */
-export function prepareTranscript(file: string, allocate: BufferSource = freshBuffer): PreparedTranscript {
+export function prepareTranscript(file: string, allocate: BufferSource = freshBuffer, ids: IdSource = {}): PreparedTranscript {
   const events: PreparedEvents = { start: [], end: [], json: [], id: [], parentId: [], type: [], idempotencyKey: [], timestamp: [], lineNo: [] };
-  const out: PreparedTranscript = { file, sha256: "", header: null, bytes: null, events, dropped: [], records: 0, normalizerWarnings: [], error: null };
+  const out: PreparedTranscript = { file, sha256: "", header: null, bytes: null, events, dropped: [], records: 0, normalizerWarnings: [], idSessionId: null, idSourcePath: null, error: null };
   let buffer: Buffer | null = null;
   const parser = new TranscriptLineParser(file, {
     header: (line) => void (out.header = line),
@@ -193,7 +222,7 @@ export function prepareTranscript(file: string, allocate: BufferSource = freshBu
       events.lineNo.push(line.lineNo);
     },
     dropped: (lineNo) => void out.dropped.push(lineNo),
-  });
+  }, ids);
   try {
     withOpenFile(file, (fd) => {
       // One read of the whole file into a buffer of its own (never Node's shared pool: it is transferred).
@@ -206,10 +235,14 @@ export function prepareTranscript(file: string, allocate: BufferSource = freshBu
       out.records = parser.records;
       // A missing header (header stays null) is reported by the import after its sha256 check, as when streaming.
       out.normalizerWarnings = [...parser.warnings];
+      out.idSessionId = parser.idSessionId;
+      out.idSourcePath = parser.idSourcePath;
       if (events.lineNo.length > 0) out.bytes = own.buffer as ArrayBuffer;
     });
   } catch (error) {
     out.records = parser.records;
+    out.idSessionId = parser.idSessionId;
+    out.idSourcePath = parser.idSourcePath;
     out.error = { code: error instanceof OpenclawStateError ? error.code : "read_failed", message: error instanceof Error ? error.message : describeError(error) };
   }
   return out;

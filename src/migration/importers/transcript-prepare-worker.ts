@@ -1,6 +1,6 @@
 // Worker thread body for TranscriptPreparer: reads, hashes and parses each posted transcript.
 import { parentPort } from "node:worker_threads";
-import { prepareTranscript } from "./transcript-parse.js";
+import { prepareTranscript, type IdSource } from "./transcript-parse.js";
 
 /** Buffers the main thread gave back once their rows were written: reused so memory stays flat. */
 const spare: ArrayBuffer[] = [];
@@ -13,12 +13,12 @@ function allocate(size: number): Buffer {
   return Buffer.from(buffer!, 0, size);
 }
 
-parentPort?.on("message", (message: { id: number; file: string } | { recycle: ArrayBuffer }) => {
+parentPort?.on("message", (message: { id: number; file: string; ids?: IdSource } | { recycle: ArrayBuffer }) => {
   if ("recycle" in message) {
     if (spare.length < MAX_SPARE) spare.push(message.recycle);
     return;
   }
-  const result = prepareTranscript(message.file, allocate);
+  const result = prepareTranscript(message.file, allocate, message.ids);
   // The file's bytes move to the main thread instead of being copied.
   parentPort?.postMessage({ id: message.id, result }, result.bytes ? [result.bytes] : []);
 });

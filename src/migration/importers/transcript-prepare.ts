@@ -7,7 +7,8 @@ import { fileURLToPath } from "node:url";
 import type { Worker } from "node:worker_threads";
 import { spawnWorker } from "../../core/spawn-worker.js";
 import type { PlannedSource } from "../types.js";
-import { prepareTranscript, type PreparedTranscript } from "./transcript-parse.js";
+import { prepareTranscript, type IdSource, type PreparedTranscript } from "./transcript-parse.js";
+import { openclawTranscriptPath } from "./transcript-v1-ids.js";
 
 /** Larger transcripts stream through the import instead: memory stays bounded by the chunk size. */
 export const PREPARE_MAX_FILE_BYTES = 4 * 1024 * 1024;
@@ -48,16 +49,17 @@ export class TranscriptPreparer {
     return this.useWorker && !this.failed && this.ready;
   }
 
-  prepare(file: string): Promise<PreparedTranscript | null> {
+  /** `ids`: where a version-1 file's ids derive from (transcript-v1-ids.ts); the import checks it used the same. */
+  prepare(file: string, ids: IdSource = {}): Promise<PreparedTranscript | null> {
     if (!this.offThread) {
       this.warm();
-      return Promise.resolve(prepareTranscript(file));
+      return Promise.resolve(prepareTranscript(file, undefined, ids));
     }
     const worker = this.worker!;
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      worker.postMessage({ id, file });
+      worker.postMessage({ id, file, ids });
     });
   }
 
@@ -126,7 +128,7 @@ export class TranscriptPrepareAhead {
   take(index: number): Promise<PreparedTranscript | null> {
     const source = this.sources[index];
     if (this.preparer.mode === "off") return Promise.resolve(null);
-    if (!this.preparer.offThread) return source && isPreparable(source) ? this.preparer.prepare(source.path) : Promise.resolve(null);
+    if (!this.preparer.offThread) return source && isPreparable(source) ? this.preparer.prepare(source.path, idSource(source)) : Promise.resolve(null);
     this.fill(index);
     const result = this.started.get(index) ?? Promise.resolve(null);
     if (this.started.delete(index)) this.bytesAhead -= source!.sizeBytes;
@@ -139,12 +141,17 @@ export class TranscriptPrepareAhead {
     while (this.cursor < this.sources.length && this.started.size < AHEAD_SOURCES && this.bytesAhead < AHEAD_BYTES) {
       const s = this.sources[this.cursor]!;
       if (isPreparable(s)) {
-        this.started.set(this.cursor, this.preparer.prepare(s.path));
+        this.started.set(this.cursor, this.preparer.prepare(s.path, idSource(s)));
         this.bytesAhead += s.sizeBytes;
       }
       this.cursor += 1;
     }
   }
+}
+
+/** The planned session and OpenClaw's path for the file: what the import derives v1 ids from, unless it links the file elsewhere. */
+function idSource(s: PlannedSource): IdSource {
+  return { sourcePath: openclawTranscriptPath(s), ...(s.sessionId ? { sessionId: s.sessionId } : {}) };
 }
 
 function isPreparable(s: PlannedSource): boolean {

@@ -10,6 +10,7 @@ import { isOrphanSessionKey, recoveredSessionKey } from "./session-keys.js";
 import { headerVersion, isSessionHeader, normalizeHeader } from "./transcript-normalize.js";
 import { missingHeaderError, preparedEvent, TranscriptLineParser, unsupportedVersion, type TranscriptLineSink } from "./transcript-parse.js";
 import { duplicateIdWarning, EVENT_ROW, NewSessionRows, reusedKeyWarning } from "./transcript-rows.js";
+import { openclawTranscriptPath } from "./transcript-v1-ids.js";
 import { SIDECAR_SUFFIXES } from "./trajectory.js";
 
 export const TRANSCRIPT_SUFFIX = ".jsonl";
@@ -269,6 +270,8 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
       if (reimport) clearIdentityAt.run(sessionId, 0);
       else newRows = new NewSessionRows(db, sessionId, file, warn);
       seq = 1;
+      // Version-1 ids derive from the session the file goes into (transcript-v1-ids.ts).
+      return sessionId;
     },
     event(event) {
       if (event.timestamp !== null) lastTs = event.timestamp;
@@ -297,21 +300,33 @@ function importTranscript(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
   // A transcript parsed ahead on the worker (small files) is written from memory; others stream from disk.
   // Both run the same parser and report the same errors in the same order (header first, then the bad line).
   const prepared = ctx.prepared?.file === file && ctx.prepared.error?.code !== "read_failed" ? ctx.prepared : null;
-  let records: number;
-  let normalizerWarnings: readonly string[];
+  let records = 0;
+  let normalizerWarnings: readonly string[] = [];
+  let headerDone = false;
+  let streamed = prepared === null;
   if (prepared) {
-    if (prepared.header) sink.header(prepared.header);
+    if (prepared.header) {
+      sink.header(prepared.header);
+      headerDone = true;
+    }
     if (prepared.error) throw new OperationError(prepared.error.code, prepared.error.message, { path: file });
     if (source.sha256 !== null && prepared.sha256 !== source.sha256) throw changedError(source);
-    const bytes = prepared.bytes ? Buffer.from(prepared.bytes) : Buffer.alloc(0);
-    for (let i = 0; i < prepared.events.lineNo.length; i += 1) sink.event(preparedEvent(prepared.events, bytes, i), null);
-    for (const lineNo of prepared.dropped) sink.dropped(lineNo);
-    if (!prepared.header) throw missingHeaderError(file);
-    records = prepared.records;
-    normalizerWarnings = prepared.normalizerWarnings;
-  } else {
+    // v1 ids parsed ahead under the planned session: another session here (linked by file name) means other ids.
+    if (prepared.idSessionId !== null && (prepared.idSessionId !== sessionId || prepared.idSourcePath !== openclawTranscriptPath(source))) streamed = true;
+    else {
+      const bytes = prepared.bytes ? Buffer.from(prepared.bytes) : Buffer.alloc(0);
+      for (let i = 0; i < prepared.events.lineNo.length; i += 1) sink.event(preparedEvent(prepared.events, bytes, i), null);
+      for (const lineNo of prepared.dropped) sink.dropped(lineNo);
+      if (!prepared.header) throw missingHeaderError(file);
+      records = prepared.records;
+      normalizerWarnings = prepared.normalizerWarnings;
+    }
+  }
+  if (streamed) {
     const hash = crypto.createHash("sha256");
-    const parser = new TranscriptLineParser(file, sink);
+    // When the prepared header was already written, the re-read only needs the session it named.
+    const lines: TranscriptLineSink = headerDone ? { ...sink, header: () => sessionId } : sink;
+    const parser = new TranscriptLineParser(file, lines, { sourcePath: openclawTranscriptPath(source) });
     withOpenFile(file, (fd) => streamLines(fd, file, (buf, start, end, lineNo, terminated) => parser.line(buf, start, end, lineNo, terminated), { onChunk: (chunk) => hash.update(chunk) }));
     if (source.sha256 !== null && hash.digest("hex") !== source.sha256) throw changedError(source);
     normalizerWarnings = parser.finish();
