@@ -40,7 +40,7 @@ describe("cron: a string schedule with a command (fixture cron-string-schedule)"
     const { paths } = makeTempState("migration/cron-string-schedule");
     const { run } = await migrate(paths);
     expect(run.status).toBe("completed");
-    expect(run.sources[0]!.notes[0]).toBe("legacy job shapes normalized: command, schedule as string, sessionTarget");
+    expect(run.sources[0]!.notes[0]).toBe("legacy job shapes normalized: command, name inferred, schedule as string, sessionTarget");
     const [backup, disk, message] = jobs(paths.globalDbPath);
     expect(backup).toMatchObject({
       job_id: "nightly-backup", enabled: 1, schedule_kind: "cron", schedule_expr: "30 3 * * *", session_target: "main", wake_mode: "now",
@@ -51,7 +51,7 @@ describe("cron: a string schedule with a command (fixture cron-string-schedule)"
     expect(jobJson(backup)).not.toHaveProperty("command");
     expect(jobJson(backup)).toMatchObject({ schedule: { kind: "cron", expr: "30 3 * * *" }, payload: { kind: "systemEvent", text: "/usr/local/bin/backup.sh --all" }, timeout: 600 });
     // Trimmed; a top-level tz beside a string schedule is not part of it (upstream ignores it too) but is kept.
-    expect(disk).toMatchObject({ job_id: "disk-check", schedule_expr: "*/30 * * * *", schedule_tz: null, payload_message: "df -h /", session_target: "main" });
+    expect(disk).toMatchObject({ job_id: "disk-check", name: "Cron: */30 * * * *", schedule_expr: "*/30 * * * *", schedule_tz: null, payload_message: "df -h /", session_target: "main" });
     expect(jobJson(disk)).toMatchObject({ tz: "Europe/Berlin" });
     // message wins over command (upstream's order); the unused command is kept, not dropped as upstream does.
     expect(message).toMatchObject({ job_id: "string-with-message", schedule_expr: "15 8 * * 1-5", payload_kind: "agentTurn", payload_message: "Plan my day", session_target: "isolated", delivery_mode: "announce" });

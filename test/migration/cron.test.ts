@@ -79,7 +79,7 @@ describe("cron importers", () => {
   it("normalizes legacy job shapes: jobId, schedule.cron, atMs, string booleans, missing sessionTarget, notify, top-level fields", async () => {
     const { paths } = makeTempState("migration/cron-legacy");
     const plan = await planMigration({ paths });
-    expect(plan.sources[0]!.notes[0]).toBe("legacy job shapes normalized: atMs, enabled as string, everyMs as string, jobId, notify, payload delivery fields, schedule.cron, sessionTarget");
+    expect(plan.sources[0]!.notes[0]).toBe("legacy job shapes normalized: atMs, enabled as string, everyMs as string, jobId, name inferred, notify, payload delivery fields, schedule.cron, sessionTarget");
     const { run } = await migrate(paths);
     // Two rows cannot be keyed (not an object, no id): imported with a warning, the rest is in.
     expect(run.status).toBe("warning");

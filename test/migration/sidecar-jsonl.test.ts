@@ -31,8 +31,8 @@ describe("sidecar JSONL files", () => {
       ["s-gone", "run-9", 1, "session.started", Date.parse("2026-05-03T10:00:00.000Z")],
       ["s-gone", "run-9", 2, "session.ended", Date.parse("2026-05-03T10:00:01.000Z")],
     ]);
-    // A trajectory of a session nothing else names keeps its events under a placeholder session.
-    expect(rows(db, "SELECT session_key FROM sessions WHERE session_id = 's-gone'")).toEqual([{ session_key: "agent:main:orphan:s-gone" }]);
+    // A trajectory of a session nothing else names keeps its events under the key 2026.9.6 gives unregistered history.
+    expect(rows(db, "SELECT session_key FROM sessions WHERE session_id = 's-gone'")).toEqual([{ session_key: "agent:main:recovered:s-gone" }]);
     const gone = run.sources.find((s) => s.relativePath.endsWith("s-gone.trajectory.jsonl"))!;
     expect(gone.warnings.join()).toMatch(/s-gone\.trajectory\.jsonl:3: truncated final line dropped/);
     // The reported files stay where they are.

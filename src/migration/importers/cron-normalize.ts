@@ -6,8 +6,10 @@
 // strings "true"/"false"; a missing `sessionTarget` follows the payload kind; `notify: true` becomes a
 // webhook delivery to the config's `cron.webhook`. As openclaw@2026.9.6's doctor (normalizeStoredCronJobs): a string
 // `schedule` is a cron expression; a top-level `command` is a systemEvent payload; top-level agent-turn and delivery
-// fields go to the payload, then its delivery hints to `delivery`; an `every` schedule is anchored at `createdAtMs`.
+// fields go to the payload, then its delivery hints to `delivery`; an `every` schedule is anchored at `createdAtMs`;
+// a cron schedule gets upstream's stagger and a job without a name upstream's name for it (cron-defaults.ts).
 import { bool, epochMs, flag, idText, int, jsonOrNull, num, obj, str } from "./coerce.js";
+import { defaultCronStaggerMs, explicitCronStaggerMs, inferCronJobName } from "./cron-defaults.js";
 
 type Obj = Record<string, unknown>;
 
@@ -25,11 +27,13 @@ export interface NormalizedJob {
 
 function coerceSchedule(raw: Obj, legacy: Set<string>): Obj | null {
   const next: Obj = { ...raw };
-  if (typeof raw.cron === "string" && raw.expr === undefined) {
-    next.expr = raw.cron;
+  // As upstream: `cron` stands in for a missing (or blank) `expr`; the expression is kept trimmed.
+  if (str(raw.cron) && !str(raw.expr)) {
+    next.expr = str(raw.cron);
     legacy.add("schedule.cron");
   }
   delete next.cron;
+  if (typeof next.expr === "string") next.expr = next.expr.trim();
   const rawKind = str(raw.kind)?.toLowerCase();
   const atMs = raw.atMs;
   const atString = str(raw.at);
@@ -50,7 +54,7 @@ function coerceSchedule(raw: Obj, legacy: Set<string>): Obj | null {
     const ms = Date.parse(atString);
     next.at = Number.isFinite(ms) ? new Date(ms).toISOString() : atString;
   }
-  for (const field of ["everyMs", "anchorMs", "staggerMs"]) {
+  for (const field of kind === "cron" ? ["everyMs", "anchorMs"] : ["everyMs", "anchorMs", "staggerMs"]) {
     if (field in next) {
       const n = int(next[field]);
       if (n === null) delete next[field];
@@ -63,6 +67,15 @@ function coerceSchedule(raw: Obj, legacy: Set<string>): Obj | null {
   if (kind === "at" && !str(next.at)) return null;
   if (kind === "every" && num(next.everyMs) === null) return null;
   if (kind === "cron" && !str(next.expr)) return null;
+  if (kind === "cron") {
+    // As upstream's doctor: the stagger as it reads one, else 5 minutes for a top-of-hour expression, else none.
+    const explicit = explicitCronStaggerMs(raw.staggerMs);
+    const stagger = explicit ?? defaultCronStaggerMs(String(next.expr));
+    if (stagger === undefined) delete next.staggerMs;
+    else next.staggerMs = stagger;
+    if (explicit !== undefined && typeof raw.staggerMs === "string") legacy.add("staggerMs as string");
+    if (explicit === undefined && stagger !== undefined) legacy.add("staggerMs default (top of the hour)");
+  }
   return next;
 }
 
@@ -196,6 +209,17 @@ export function normalizeCronJob(raw: unknown, index: number, legacyWebhook: str
   }
   if (typeof job.enabled !== "boolean") job.enabled = true;
 
+  // Named from the job as the file has it, before anything below fills in its schedule or payload (upstream's order).
+  if (str(job.name)) job.name = str(job.name);
+  else {
+    if (job.name !== undefined && job.name !== null && job.name !== "" && typeof job.name !== "string") {
+      warnings.push(`job ${label}: its name ${JSON.stringify(job.name)} is not text; named as OpenClaw names a job without one (the retired file keeps it)`);
+    }
+    const asSchedule = typeof job.schedule === "string" ? { kind: "cron", expr: job.schedule.trim() } : obj(job.schedule);
+    job.name = inferCronJobName(asSchedule, obj(job.payload));
+    legacy.add("name inferred");
+  }
+
   const scheduleRaw = scheduleSource(job);
   if (typeof job.schedule === "string") legacy.add("schedule as string");
   // Top-level schedule fields were folded into scheduleRaw: only then are they dropped (a string schedule leaves them).
@@ -211,6 +235,11 @@ export function normalizeCronJob(raw: unknown, index: number, legacyWebhook: str
   }
   if (schedule) job.schedule = schedule;
   else warnings.push(`job ${label} has no usable schedule: imported with its JSON only`);
+  const rawStagger = scheduleRaw?.staggerMs;
+  if (schedule?.kind === "cron" && rawStagger !== undefined && rawStagger !== null && explicitCronStaggerMs(rawStagger) === undefined) {
+    // Upstream drops it the same way (its runtime refuses such a schedule); the retired file keeps the value.
+    warnings.push(`job ${label}: staggerMs ${JSON.stringify(rawStagger)} is not a whole number of milliseconds >= 0: ${schedule.staggerMs === undefined ? "dropped" : `replaced by the default ${String(schedule.staggerMs)}`}`);
+  }
 
   let payload = obj(job.payload);
   if (!payload) {

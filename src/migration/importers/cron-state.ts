@@ -11,6 +11,7 @@ import { assertUnchanged, inspectJsonSource, readJsonSource, shapeError, verifyK
 import type { DetectContext, DetectedSource, GlobalSourceImporter, ImportContext, ImportCounts, PlannedSource } from "../types.js";
 import { epochMs, obj, str } from "./coerce.js";
 import { cronStores, storeAtImport } from "./cron-jobs.js";
+import { defaultCronStaggerMs } from "./cron-defaults.js";
 import { STATE_COLUMNS, stateColumns } from "./cron-normalize.js";
 
 type Obj = Record<string, unknown>;
@@ -31,6 +32,24 @@ function stateEntries(file: string, value: unknown): { entries: Array<[string, O
     else skipped += 1;
   }
   return { entries, notes, skipped };
+}
+
+/**
+ * The row's identity as the file's job had it before the import gave its cron schedule the top-of-hour default
+ * stagger (null when it has no such stagger). OpenClaw 2026.9.6's doctor compares a state's identity with the job
+ * as the file has it, so a state written for "0 * * * *" without a stagger still matches: its nextRunAtMs stays.
+ */
+function identityBeforeDefaultStagger(identity: string | null): string | null {
+  if (identity === null) return null;
+  try {
+    const parsed = JSON.parse(identity) as { schedule?: Obj };
+    const s = obj(parsed.schedule);
+    if (!s || s.kind !== "cron" || typeof s.expr !== "string" || s.staggerMs === undefined || s.staggerMs !== defaultCronStaggerMs(s.expr)) return null;
+    delete s.staggerMs;
+    return JSON.stringify(parsed);
+  } catch {
+    return null;
+  }
 }
 
 function detect(ctx: DetectContext): DetectedSource[] {
@@ -67,7 +86,9 @@ function importState(db: GlobalDatabase, source: PlannedSource, ctx: ImportConte
     }
     const state: Obj = { ...(obj(entry.state) ?? {}) };
     const identity = str(entry.scheduleIdentity);
-    if (identity !== null && identity !== row.schedule_identity && state.nextRunAtMs !== undefined) {
+    // Either form matches (a state written with the default stagger spelled out is the same schedule).
+    const same = identity === row.schedule_identity || (identity !== null && identity === identityBeforeDefaultStagger(row.schedule_identity));
+    if (identity !== null && !same && state.nextRunAtMs !== undefined) {
       delete state.nextRunAtMs;
       reset += 1;
     }

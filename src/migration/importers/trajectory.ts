@@ -1,6 +1,10 @@
 // Sidecar JSONL files in a sessions dir that are not transcripts: `<sessionId>.trajectory.jsonl` (run timing events:
 // {type:"session.started"|"model.completed"|…, ts, runId, data}) → trajectory_runtime_events, streamed line by line;
 // `*.acp-stream.jsonl` (ACP parent-stream debug logs, for which the design names no table) → reported, not imported.
+// OpenClaw 2026.9.6's doctor imports no trajectory file: it archives one beside the transcript it belongs to (under
+// that session's key, `agent:<id>:recovered:<sessionId>` for unregistered history) and one with no transcript as
+// unreferenced history (doctor-session-sqlite: planImportedTranscriptArtifactsToArchive, archiveLegacyArtifacts).
+// We keep the events, under the session upstream names, and say so in docs/migration.md.
 import crypto from "node:crypto";
 import path from "node:path";
 import { isUtf8 } from "node:buffer";
@@ -11,7 +15,7 @@ import { depthMessage, findExcessDepth } from "../json-depth.js";
 import { hashFile, isBlankLine, skipBom, streamLines, withOpenFile } from "../line-stream.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlannedSource, SourceInspection, SourceKind } from "../types.js";
 import { parseTimestamp } from "./transcript-normalize.js";
-import { orphanSessionKey } from "./session-keys.js";
+import { isOrphanSessionKey, recoveredSessionKey } from "./session-keys.js";
 
 export const TRAJECTORY_SUFFIX = ".trajectory.jsonl";
 export const ACP_STREAM_SUFFIX = ".acp-stream.jsonl";
@@ -98,11 +102,18 @@ function importTrajectory(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
   const warnings: string[] = [];
   const notes: string[] = [];
   let orphan = false;
-  if (db.prepare("SELECT 1 FROM sessions WHERE session_id = ?").pluck().get(sessionId) === undefined) {
-    // Run events of a session no index or transcript named: kept under a placeholder session, like an orphan transcript.
+  const existing = db.prepare("SELECT session_key FROM sessions WHERE session_id = ?").pluck().get(sessionId) as string | undefined;
+  if (existing === undefined) {
+    // Run events of a session no index or transcript named: kept under the key 2026.9.6 gives unregistered history
+    // (a bare sessions row, dated by the file's mtime: upstream makes no session of a trajectory alone, so no entry).
     orphan = true;
-    db.prepare("INSERT INTO sessions (session_id, session_key, session_scope, created_at, updated_at) VALUES (?, ?, 'conversation', ?, ?)").run(sessionId, orphanSessionKey(ctx.agentId, sessionId), source.mtimeMs, source.mtimeMs);
-    notes.push(`no session ${sessionId} in the index or transcripts: its run events are kept under ${orphanSessionKey(ctx.agentId, sessionId)}`);
+    const key = recoveredSessionKey(ctx.agentId, sessionId);
+    const at = Math.max(0, Math.trunc(source.mtimeMs));
+    db.prepare("INSERT INTO sessions (session_id, session_key, session_scope, created_at, updated_at) VALUES (?, ?, 'conversation', ?, ?)").run(sessionId, key, at, at);
+    notes.push(`no session ${sessionId} in the index or transcripts: its run events are kept under ${key}`);
+  } else if (isOrphanSessionKey(existing)) {
+    // A recovered transcript's session, or the `orphan:` placeholder an earlier release wrote: the events join it.
+    notes.push(`session ${sessionId} is unindexed: its run events are kept under ${existing}`);
   }
   const insert = db.prepare(
     "INSERT INTO trajectory_runtime_events (session_id, run_id, seq, event_json, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id, run_id, seq) DO UPDATE SET event_json = excluded.event_json, created_at = excluded.created_at",
