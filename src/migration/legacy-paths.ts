@@ -44,6 +44,21 @@ const never = "never-shipped sidecar SQLite: the design deletes it instead of im
 const cache = "runtime cache: rebuilt on demand, not imported";
 const pluginMigration = (owner: string, target: string): string => `imported by the ${owner} plugin's own migration into ${target}`;
 
+/**
+ * OpenClaw 2026.9.6's doctor imports only "primary" transcripts: a compaction checkpoint stays where it is, and the
+ * session entry's `compactionCheckpoints[].preCompaction.sessionFile` (kept in entry_json) still names it.
+ */
+const CHECKPOINT_REASON =
+  "compaction checkpoint (the transcript as it was before a compaction): OpenClaw 2026.9.6 keeps it in place, named by its session entry's compactionCheckpoints; never imported as a session";
+
+/** `<sessionId>.checkpoint.<checkpointId>.jsonl` (OpenClaw writes a UUID as the id; a plain number is read the same way). */
+const CHECKPOINT_NAME = /^.+\.checkpoint\.[^./]+\.jsonl$/;
+
+/** A compaction checkpoint's file name: a snapshot of a transcript, not a transcript to import. */
+export function isCompactionCheckpointTranscript(name: string): boolean {
+  return CHECKPOINT_NAME.test(name) && !isTranscriptSidecar(name);
+}
+
 /** Where a workspace holds legacy files (everything else in it is the user's). */
 const WORKSPACE_LEGACY_DIRS = [".openclaw", ".openclaw-wiki", ".clawhub", ".dreams", "memory/.dreams"] as const;
 
@@ -75,6 +90,9 @@ export const LEGACY_PATH_RULES: readonly LegacyPathRule[] = [
   // --- Transcript sidecars: not transcripts ---
   { pattern: "**/*.trajectory.jsonl", class: "imported", target: "trajectory", reason: `trajectory sidecar (not a transcript) (→ trajectory_runtime_events)` },
   { pattern: "**/*.acp-stream.jsonl", class: "core", reason: `ACP parent-stream debug log (not a transcript; the design keeps no table for old stream logs)` },
+  // Before the transcript rules: `<sessionId>.checkpoint.<id>.jsonl` is a copy of a transcript, never a session of its own.
+  { pattern: "agents/*/sessions/*.checkpoint.*.jsonl", class: "current", owner: "OpenClaw", reason: CHECKPOINT_REASON },
+  { pattern: "sessions/*.checkpoint.*.jsonl", class: "current", owner: "OpenClaw", reason: CHECKPOINT_REASON },
 
   // --- What the importers of this tool read (documentation; detection decides) ---
   { pattern: "agents/*/sessions/sessions.json", class: "imported", target: "sessions-index", reason: "session index" },

@@ -11,6 +11,7 @@ import { IMPORTERS } from "./importers/index.js";
 import { compareText, takeInventory, type Inventory } from "./inventory.js";
 import { configuredMainKey, planConfig, readConfig } from "./legacy-config.js";
 import { takeLegacyInventory } from "./legacy-inventory.js";
+import { isCompactionCheckpointTranscript } from "./legacy-paths.js";
 import { failedSourceArchive, findLatestSourceByPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
 import type { DetectContext, DetectedSource, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceImporter, SourceInspection, SourceKind } from "./types.js";
 
@@ -157,6 +158,8 @@ export function detectSources(paths: StatePaths): Detection {
       live.set(path.resolve(source.path), `OpenClaw's live media store (its runtime reads media/ files beside a global database in ${formats.global.writtenBy}'s format)`);
       return false;
     }
+    // A compaction checkpoint is a copy of a transcript: OpenClaw 2026.9.6 never imports it (the inventory keeps it).
+    if (source.kind === "transcript" && isCompactionCheckpointTranscript(path.basename(source.path))) return false;
     return true;
   });
   return { inv, ctx, detected, live, formats };

@@ -1,4 +1,5 @@
 // What a forward upgrade of one design-document v1 database into OpenClaw's current format returns.
+import type { AcpSessionRow } from "./upgrade-agent-acp.js";
 
 /** Rows written per target table (OpenClaw's table names). */
 export type TableCounts = Record<string, number>;
@@ -27,4 +28,6 @@ export interface DbUpgradeResult {
    */
   unmapped: TableCounts;
   notes: UpgradeNote[];
+  /** Agent upgrades: the entries' ACP metadata, written into the new global file by the caller (OpenClaw keeps it there). */
+  acpSessions?: AcpSessionRow[];
 }

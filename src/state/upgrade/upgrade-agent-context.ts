@@ -4,6 +4,7 @@ import type { Insertable } from "kysely";
 import { createQueryBuilder } from "../database.js";
 import type { OpenclawAgentDB } from "../generated/openclaw-agent-db.js";
 import type { TableCounts, UpgradeNote } from "./types.js";
+import type { AcpSessionRow } from "./upgrade-agent-acp.js";
 
 export class AgentUpgradeContext {
   readonly q = createQueryBuilder<OpenclawAgentDB>();
@@ -11,6 +12,8 @@ export class AgentUpgradeContext {
   readonly written: TableCounts = {};
   readonly unmapped: TableCounts = {};
   readonly notes: UpgradeNote[] = [];
+  /** Entries' ACP metadata bound for the global acp_sessions table (the agent file has no place for it). */
+  readonly acpSessions: AcpSessionRow[] = [];
   private readonly statements = new Map<string, Database.Statement>();
 
   constructor(

@@ -58,7 +58,7 @@ export function upgradeAgentDb(options: UpgradeAgentDbOptions): DbUpgradeResult 
     verify(target, options.target);
     closeClean(target);
     target = undefined;
-    return { role: "agent", agentId: options.agentId, source: options.source, target: options.target, read: ctx.read, written: ctx.written, unmapped: ctx.unmapped, notes: ctx.notes };
+    return { role: "agent", agentId: options.agentId, source: options.source, target: options.target, read: ctx.read, written: ctx.written, unmapped: ctx.unmapped, notes: ctx.notes, acpSessions: ctx.acpSessions };
   } catch (error) {
     if (target) {
       target.close();

@@ -14,6 +14,7 @@ import {
 } from "./agent-entry-shape.js";
 import type { Selectable } from "kysely";
 import type { ConversationsTable, SessionsTable } from "../generated/agent-db.js";
+import { acpSessionRowFor } from "./upgrade-agent-acp.js";
 import type { AgentUpgradeContext } from "./upgrade-agent-context.js";
 
 type V1Session = Selectable<SessionsTable>;
@@ -144,6 +145,7 @@ function planNodes(ctx: AgentUpgradeContext, sessions: V1Session[], routes: V1Ro
     const updatedAt = finiteOrNull(raw.updatedAt) ?? fallbackUpdatedAt;
     const { entry, notes } = normalizeEntry(raw, sessionId, updatedAt, fallback.get(sessionId));
     for (const message of notes) ctx.note("agent.entry.normalized", `${key}: ${message}.`);
+    takeAcpMetadata(ctx, key, entry);
     nodes.set(key, { key, sessionId, updatedAt, entry });
   };
   const parse = (e: V1Entry): Entry => {
@@ -215,7 +217,6 @@ function writeNode(ctx: AgentUpgradeContext, node: NodePlan): void {
   const e = node.entry;
   const actor = isRecord(e.createdActor) ? e.createdActor : {};
   const fork = isRecord(e.forkSource) ? e.forkSource : {};
-  if (e.acp !== undefined) ctx.note("agent.entry.acp-kept", `${node.key}: ACP metadata kept in entry_json only; legacy_acp_migration_json is left NULL.`);
   ctx.insert("session_nodes", {
     session_key: node.key, current_session_id: node.sessionId, entry_json: JSON.stringify(e), legacy_acp_migration_json: null,
     entry_valid: 1, updated_at: node.updatedAt, status: enumOrNull(e.status, STATUS), created_at: finiteOrNull(e.createdAt),
@@ -231,6 +232,23 @@ function writeNode(ctx: AgentUpgradeContext, node: NodePlan): void {
   // itself, and its readers refuse a 0 ("requires repair"). Updating only entry_valid does not re-fire a trigger.
   const sql = ctx.q.updateTable("session_nodes").set({ entry_valid: 1 }).where("session_key", "=", node.key).compile();
   ctx.target.prepare(sql.sql).run(...(sql.parameters as unknown[]));
+}
+
+/**
+ * 9.6's doctor moves an entry's `acp` into the global acp_sessions table (keyed by the session key, bound to the
+ * entry's session) and rewrites the entry without it before importing the session, so its node has no `acp`,
+ * `acp_owned` 0 and `legacy_acp_migration_json` NULL. Metadata 9.6 could not store (a NOT NULL field missing) stays
+ * in entry_json, where 9.6's runtime still reads an entry's own `acp`.
+ */
+function takeAcpMetadata(ctx: AgentUpgradeContext, key: string, entry: Entry): void {
+  if (entry.acp === undefined) return;
+  const row = acpSessionRowFor(key, entry, ctx.now);
+  if (!row) {
+    ctx.note("agent.entry.acp-kept", `${key}: ACP metadata lacks a field OpenClaw's acp_sessions requires (backend, agent, runtimeSessionName, mode, state as text, lastActivityAt as an integer); kept in entry_json, where its runtime reads an entry's own acp.`);
+    return;
+  }
+  delete entry.acp;
+  ctx.acpSessions.push(row);
 }
 
 /** Each session's design-v1 primary conversation as a route (its peer_id is the raw delivery target our importer saw). */

@@ -6,6 +6,7 @@ import { openDatabase, type DbRole } from "../database.js";
 import type { StatePaths } from "../paths.js";
 import { fsyncDir } from "../private-fs.js";
 import type { DbUpgradeResult } from "./types.js";
+import { writeAcpSessions } from "./upgrade-agent-acp.js";
 import { upgradeAgentDb } from "./upgrade-agent-db.js";
 import Database from "better-sqlite3";
 import { tryNormalizeAgentId } from "../agent-id.js";
@@ -149,6 +150,9 @@ export function writeUpgradedCopies(options: UpgradeStateOptions, tmpOf: (target
       for (const s of staged) if (s.target.role === "agent") addAgentAuth(globalTarget.path, s.tmp, s.result);
       created.push(...createAuthOnlyAgents(options, globalTarget.path, staged));
     }
+    // OpenClaw keeps an entry's ACP metadata in the global database, not the agent's: the agents collected it.
+    const globalCopy = staged.find((s) => s.target.role === "global");
+    writeAcpSessions(globalCopy?.tmp, globalCopy?.result, staged.filter((s) => s.target.role === "agent").map((s) => s.result));
   } catch (error) {
     for (const s of [...staged, ...created]) removeQuietly(s.tmp);
     throw error instanceof OperationError ? error : new OperationError("upgrade_failed", `Upgrading the databases failed before any file was replaced: ${describeError(error)} (nothing was changed).`, { cause: error });
