@@ -4,12 +4,14 @@ import path from "node:path";
 import type { AgentDB } from "../state/generated/agent-db.js";
 import type { GlobalDB } from "../state/generated/global-db.js";
 import { listLeases, MAINTENANCE_SCOPE, type LeaseInfo } from "../state/lease.js";
-import type { StatePaths } from "../state/paths.js";
+import { OPENCLAW_CURRENT, type DbFormat } from "../state/db-format.js";
+import { agentDbPath, type StatePaths } from "../state/paths.js";
 import { probeDatabase, type DatabaseProbe } from "../state/probe.js";
 import { discoverAgentDirs, listRegisteredAgents, openLedgerDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { agentSessionStats, type AgentSessionStats } from "../sessions/session-stats.js";
 import { takeLegacyInventory, type LegacyInventory } from "../migration/legacy-inventory.js";
 import { detectSources, foreignFormatReason } from "../migration/plan-migration.js";
+import { currentFormatSessionStats } from "./current-format-sessions.js";
 
 export interface InspectOptions {
   paths: StatePaths;
@@ -17,7 +19,25 @@ export interface InspectOptions {
   check?: boolean;
 }
 
+/**
+ * Where a database's format stands against the one this tool writes (OpenClaw's current release):
+ * - `current`: OpenClaw 2026.9.6's format, the one `doctor --fix` ends in;
+ * - `upgradable`: this tool's earlier design-document v1, which `openclaw-state doctor --fix` rewrites forward;
+ * - `older-openclaw`: an earlier OpenClaw release's (2026.6.33's v1 or one between), which `openclaw doctor --fix` upgrades;
+ * - `newer`: a newer OpenClaw's than this tool knows; `unknown`: tables of no known format; `empty`: no schema yet.
+ */
+export type FormatStatus = "current" | "upgradable" | "older-openclaw" | "newer" | "unknown" | "empty";
+
 export interface InspectedDatabase extends Omit<DatabaseProbe, "check"> {
+  /**
+   * As the probe's, except that the current format is `ok` (it is what this tool writes and reads): `foreign` is
+   * left for an older OpenClaw release's format and tables of no known format.
+   */
+  status: DatabaseProbe["status"];
+  /** `null` when the file could not be opened. */
+  formatStatus: FormatStatus | null;
+  /** The command that rewrites it in the current format (`null` when current, newer, unknown or unopened). */
+  upgradeWith: string | null;
   integrity: "ok" | "failed" | "not-checked";
   tables: Record<string, number>;
   /** Agent databases only: session count, transcript volume, oldest and newest session. */
@@ -109,12 +129,38 @@ function readOpenclawLedger(paths: StatePaths, probe: DatabaseProbe): GlobalExtr
   }
 }
 
+export function formatStatusOf(format: DbFormat | null, status: DatabaseProbe["status"]): Pick<InspectedDatabase, "formatStatus" | "upgradeWith"> {
+  if (!format) return { formatStatus: status === "too-new" ? "newer" : null, upgradeWith: null };
+  switch (format.id) {
+    case "openclaw":
+      return format.current ? { formatStatus: "current", upgradeWith: null } : { formatStatus: "older-openclaw", upgradeWith: "openclaw doctor --fix" };
+    case "openclaw-v1":
+      return { formatStatus: "older-openclaw", upgradeWith: "openclaw doctor --fix" };
+    case "design-v1":
+      return { formatStatus: "upgradable", upgradeWith: "openclaw-state doctor --fix" };
+    case "openclaw-newer":
+      return { formatStatus: "newer", upgradeWith: null };
+    case "new":
+      return { formatStatus: "empty", upgradeWith: null };
+    default:
+      return { formatStatus: "unknown", upgradeWith: null };
+  }
+}
+
+/** The release whose format a database is in, for the human output: "OpenClaw 2026.9.6". */
+export const CURRENT_FORMAT_NAME = `OpenClaw ${OPENCLAW_CURRENT.release}`;
+
 function toInspected(probe: DatabaseProbe, tables: Record<string, number> | undefined, sessions?: AgentSessionStats): InspectedDatabase {
   const { check: _check, foreignRowCounts, ...rest } = probe as DatabaseProbe & { extra?: unknown };
   delete (rest as { extra?: unknown }).extra;
   const integrity = probe.problems === null ? "not-checked" : probe.problems.length === 0 ? "ok" : "failed";
-  // Another program's format (OpenClaw's own): its tables counted by name, nothing else of it interpreted.
-  const inspected: InspectedDatabase = { ...rest, integrity, tables: tables ?? foreignRowCounts ?? {} };
+  const formatStatus = formatStatusOf(probe.format, probe.status);
+  // The probe calls every format but the design document's `foreign` (its row readers are that format's); the
+  // current one is the format this tool writes, so here it is `ok`, its tables counted by name.
+  const status = formatStatus.formatStatus === "current" && probe.status === "foreign" ? "ok" : probe.status;
+  const message = status === "ok" ? undefined : rest.message;
+  const inspected: InspectedDatabase = { ...rest, status, ...formatStatus, integrity, tables: tables ?? foreignRowCounts ?? {} };
+  if (message === undefined) delete inspected.message;
   if (sessions) inspected.sessions = sessions;
   return inspected;
 }
@@ -147,7 +193,9 @@ export function inspectState(options: InspectOptions): InspectResult {
   for (const r of extra?.registry ?? []) if (!agentPaths.has(r.agent_id)) agentPaths.set(r.agent_id, r.path);
   for (const [agentId, dbPath] of [...agentPaths].sort((a, b) => a[0].localeCompare(b[0]))) {
     const probe = probeDatabase<AgentDB, AgentExtra>(dbPath, "agent", agentId, probeOptions, readAgent);
-    databases.push(toInspected(probe, probe.extra?.tables, probe.extra?.sessions));
+    // The current format's sessions are read through the same projection `sessions list` uses (its own path only).
+    const current = probe.status === "foreign" && probe.format?.id === "openclaw" && probe.format.current && path.resolve(dbPath) === path.resolve(agentDbPath(paths, agentId));
+    databases.push(toInspected(probe, probe.extra?.tables, probe.extra?.sessions ?? (current ? currentFormatSessionStats(paths, agentId) : undefined)));
   }
   return {
     stateDir: paths.stateDir,

@@ -26,8 +26,8 @@ describe("bin/openclaw-state.js", () => {
     expect(inspect.code).toBe(0);
     const doc = JSON.parse(inspect.stdout);
     expect(doc).toMatchObject({ version: 1, ok: true, command: "inspect", stateDir: paths.stateDir });
-    // --fix leaves the state in OpenClaw's current format (global v18): `foreign` = a released OpenClaw's format.
-    expect(doc.databases[0]).toMatchObject({ role: "global", status: "foreign", schemaVersion: 18, format: { id: "openclaw", current: true } });
+    // --fix leaves the state in OpenClaw's current format (global v18), the format this tool writes: `ok`, `current`.
+    expect(doc.databases[0]).toMatchObject({ role: "global", status: "ok", formatStatus: "current", schemaVersion: 18, format: { id: "openclaw", current: true } });
     expect(doc.databases[0].tables.schema_meta).toBe(1);
   });
 

@@ -117,7 +117,9 @@ describe("CLI on OpenClaw-format states", () => {
       const r = await json(["inspect"], state);
       expect([fixture, r.code]).toEqual([fixture, 0]);
       const dbs = r.doc.databases as Array<{ role: string; status: string; format: { writtenBy: string; userVersion: number }; tables: Record<string, number> }>;
-      expect(dbs.map((d) => [d.role, d.status, d.format.userVersion])).toEqual([["global", "foreign", g], ["agent", "foreign", a]]);
+      // 9.6's is the format this tool writes (`ok`); 2026.6.33's an older OpenClaw's (`foreign`, counted only).
+      const status = release === "2026.9.6" ? "ok" : "foreign";
+      expect(dbs.map((d) => [d.role, d.status, d.format.userVersion])).toEqual([["global", status, g], ["agent", status, a]]);
       expect(dbs[0]!.format.writtenBy).toBe(`OpenClaw ${release} (global format v${g})`);
       expect(dbs[1]!.format.writtenBy).toBe(`OpenClaw ${release} (agent format v${a})`);
       const counts = tableCounts(state.paths.globalDbPath);
@@ -126,7 +128,7 @@ describe("CLI on OpenClaw-format states", () => {
       expect(counts.cron_jobs).toBeGreaterThan(0);
       const human = await runBin(["inspect"], state.env);
       expect(human.code).toBe(0);
-      expect(human.stdout).toContain(`written by OpenClaw ${release} (global format v${g}): row counts only`);
+      expect(human.stdout).toContain(release === "2026.9.6" ? `format OpenClaw ${release} (global format v${g}): current` : `written by OpenClaw ${release} (global format v${g}): row counts only`);
       expect(human.stdout).toMatch(new RegExp(`^ {2}cron_jobs +${counts.cron_jobs}$`, "m"));
       expect(snapshotTree(state.stateDir)).toEqual(before);
     }

@@ -26,6 +26,8 @@ describe("inspect", () => {
       ["agent", "main", "ok", "ok"],
       ["agent", "ops", "ok", "ok"],
     ]);
+    // Created here in the design document's format (the importers' staging format): ok, and named with its upgrade.
+    expect(result.databases.map((d) => [d.formatStatus, d.upgradeWith])).toEqual(Array(3).fill(["upgradable", "openclaw-state doctor --fix"]));
     expect(result.databases[0]!.tables).toMatchObject({ agent_databases: 2, migration_runs: 1, backup_runs: 1, state_leases: 1 });
     expect(result.databases[1]!.tables.sessions).toBe(0);
     expect(result.lastMigrationRuns[0]).toMatchObject({ id: "run-1", status: "completed" });
@@ -37,6 +39,7 @@ describe("inspect", () => {
     expect(human.stdout).toMatch(/agent ops: .*openclaw-agent\.sqlite/);
     expect(human.stdout).toMatch(/Leases: gateway_locks by the gateway/);
     expect(human.stdout).toMatch(/Last migration: run-1 completed/);
+    expect(human.stdout).toContain("format openclaw-state 0.1 (design-document agent format v1): `openclaw-state doctor --fix` upgrades it to OpenClaw 2026.9.6's format");
     expect(snapshotTree(stateDir)).toEqual(before);
   });
 

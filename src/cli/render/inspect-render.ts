@@ -1,5 +1,5 @@
 // Renders an InspectResult: one block per database with its tables, then leases and last runs.
-import type { InspectResult } from "../../inspect/inspect-state.js";
+import { CURRENT_FORMAT_NAME, type InspectedDatabase, type InspectResult } from "../../inspect/inspect-state.js";
 import { describeLease } from "../../state/lease.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
@@ -13,7 +13,17 @@ const TABLE_COUNT_COLUMNS: TableColumn[] = [
   { header: "rows", align: "right", min: 10, max: 10, cut: "none" },
 ];
 
-/** An intact database in a released OpenClaw's format (`foreign`) is readable state, not a failure. */
+/** One line on the format: current, or who wrote it and which `doctor --fix` brings it forward. */
+function formatLine(db: InspectedDatabase): string | null {
+  if (!db.format) return null;
+  const upgrade = db.upgradeWith ? `\`${db.upgradeWith}\` upgrades it to ${CURRENT_FORMAT_NAME}'s format` : "";
+  if (db.formatStatus === "current") return `  format ${db.format.writtenBy}: current (the format openclaw-state writes)`;
+  if (db.status === "foreign") return `  written by ${db.format.writtenBy}: row counts only${upgrade ? `; ${upgrade}` : ""}`;
+  if (db.formatStatus === "upgradable") return `  format ${db.format.writtenBy}: ${upgrade}`;
+  return null;
+}
+
+/** An intact database in a released OpenClaw's format (`ok` when current, else `foreign`) is readable state, not a failure. */
 export function inspectExitCode(result: InspectResult): number {
   return result.databases.some((d) => (d.status !== "ok" && d.status !== "foreign") || d.integrity === "failed") ? 1 : 0;
 }
@@ -37,7 +47,10 @@ export function renderInspect(output: Output, result: InspectResult): void {
       continue;
     }
     if (db.status === "too-new") output.notice(s.red(`${label}: ${db.path}: too-new: ${db.message ?? ""}`));
-    else if (db.format && db.status === "foreign") output.log(`  written by ${db.format.writtenBy}: row counts only`);
+    else {
+      const line = formatLine(db);
+      if (line) output.log(line);
+    }
     output.log(`  size ${formatBytes(db.sizeBytes)}, WAL ${formatBytes(db.walBytes)}, schema v${db.schemaVersion}, integrity ${db.integrity}`);
     if (db.integrity === "failed" && db.problems) {
       output.notice(s.red(`${label}: ${db.path}: integrity check failed`));
