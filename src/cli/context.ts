@@ -10,6 +10,8 @@ export interface GlobalFlags {
   quiet: boolean;
   verbose: boolean;
   color: boolean;
+  /** Never prompt, even on a terminal (global `--non-interactive`): consent must come from `--yes`. */
+  nonInteractive: boolean;
 }
 
 export interface CliHost {
@@ -35,6 +37,7 @@ export function readGlobalFlags(command: Command): GlobalFlags {
     quiet: o.quiet === true,
     verbose: o.verbose === true,
     color: o.color !== false,
+    nonInteractive: o.nonInteractive === true,
   };
 }
 
@@ -47,7 +50,9 @@ export type StateNeed = "read" | "write" | "any";
 /** `overrides` lets a command's own flag set a global one (`sessions list --format json` is `--json`). */
 export function createCommandContext(command: Command, host: CliHost, need: StateNeed = "any", overrides: Partial<GlobalFlags> = {}): CommandContext {
   const flags = { ...readGlobalFlags(command), ...overrides };
-  const output = host.createOutput(flags);
+  const made = host.createOutput(flags);
+  // Whatever output the host built, --non-interactive means no question is ever asked.
+  const output: Output = flags.nonInteractive ? { ...made, canPrompt: false, confirm: async () => false, choose: async () => undefined } : made;
   const paths = resolveStatePaths({ stateDir: flags.stateDir, env: host.env });
   if (need !== "any") assertStateDir(paths, need);
   return { flags, env: host.env, output, paths };

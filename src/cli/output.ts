@@ -263,7 +263,7 @@ export function jsonErrorOf(error: unknown): JsonError {
 }
 
 /** Output for the real process: colour and spinners follow the terminal and NO_COLOR/FORCE_COLOR. */
-export function createProcessOutput(flags: { json?: boolean; quiet?: boolean; verbose?: boolean; color?: boolean }): Output {
+export function createProcessOutput(flags: { json?: boolean; quiet?: boolean; verbose?: boolean; color?: boolean; nonInteractive?: boolean }): Output {
   installPipeGuards();
   // A terminal that reports no width (some ptys) would make the spinner's line clearing run away.
   const interactive = Boolean(process.stdout.isTTY) && !flags.json && (process.stderr.columns ?? 0) > 0;
@@ -279,7 +279,7 @@ export function createProcessOutput(flags: { json?: boolean; quiet?: boolean; ve
       verbose: Boolean(flags.verbose),
       color,
       interactive,
-      canPrompt: Boolean(process.stdin.isTTY) && Boolean(process.stderr.isTTY) && !flags.json,
+      canPrompt: Boolean(process.stdin.isTTY) && Boolean(process.stderr.isTTY) && !flags.json && !flags.nonInteractive,
       columns: outputColumns(process.stdout, env),
       stdoutTTY: Boolean(process.stdout.isTTY),
     },

@@ -55,6 +55,7 @@ export function createProgram(options: CreateProgramOptions = {}): Command {
     .option("--no-color", "disable colour (also NO_COLOR)")
     .option("-q, --quiet", "no progress or success lines; errors and warnings that need action still print (stderr)")
     .option("-v, --verbose", "more detail, stack traces on errors")
+    .option("--non-interactive", "never prompt, even on a terminal: commands that need consent then need --yes (exit 2 without it)")
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", EXAMPLES);
   registerDoctorCommand(program, host);

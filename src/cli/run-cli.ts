@@ -22,6 +22,7 @@ function prescanFlags(argv: string[]): GlobalFlags {
     quiet: args.includes("--quiet") || args.includes("-q"),
     verbose: args.includes("--verbose") || args.includes("-v"),
     color: !args.includes("--no-color"),
+    nonInteractive: args.includes("--non-interactive"),
   };
 }
 

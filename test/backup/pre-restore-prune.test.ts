@@ -140,7 +140,7 @@ describe("backup prune --pre-restore", () => {
     const before = snapshotTree(l.state.root);
     const noYes = await runInProcess(["backup", "prune", "--pre-restore"], l.state.env);
     expect(noYes.code).toBe(2);
-    expect(noYes.stderr).toMatch(/would delete 3 previous copies kept by restore .*re-run with --yes \(nothing was deleted\)/);
+    expect(noYes.stderr).toMatch(/would delete 3 previous copies kept by restore .*: it needs consent and cannot ask for it here .*so nothing was changed\. Re-run with --yes/);
     const mixed = await runInProcess(["backup", "prune", "--pre-restore", "--keep-last", "1", "--yes"], l.state.env);
     expect(mixed.code).toBe(2);
     expect(mixed.stderr).toMatch(/--keep-last applies to archives/);

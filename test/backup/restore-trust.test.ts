@@ -170,7 +170,7 @@ describe("restore trust boundary", () => {
     fs.writeFileSync(path.join(state.stateDir, "notes", "after.md"), "written after the backup\n");
     const consent = await runInProcess(["backup", "restore", backup.archivePath, "--backup"], state.env);
     expect(consent.code).toBe(2);
-    expect(consent.stderr).toMatch(/backup restore would replace the current state at .*\.openclaw \(current copy kept at .*\.openclaw\.pre-restore-\d{8}T\d{6}Z\) from .* after a verified backup of the current state \(--backup\) and needs consent: re-run with --yes/);
+    expect(consent.stderr).toMatch(/backup restore would replace the current state at .*\.openclaw \(current copy kept at .*\.openclaw\.pre-restore-\d{8}T\d{6}Z\) from .* after a verified backup of the current state \(--backup\): it needs consent and cannot ask for it here .*so nothing was changed\. Re-run with --yes/);
     const asked = await runInProcess(["backup", "restore", backup.archivePath, "--backup"], state.env, [false]);
     expect(asked.stdout).toMatch(/A verified backup of the current state is also taken first \(--backup\)/);
 

@@ -1,9 +1,10 @@
 // `doctor [--fix] [--yes] [--deep] [--strict] [--force] [--no-backup] [--backup-dir] [--remove-sources]`: options → runDoctor → renderer.
 import type { Command } from "commander";
-import { ConsentRequiredError } from "../../core/errors.js";
+import { consentRequired } from "../consent.js";
 import { expandUserPath } from "../../state/paths.js";
 import { createCommandContext, type CliHost } from "../context.js";
 import type { Progress } from "../output.js";
+import { createProgressMeter, showsProgressStats } from "../render/progress-stats.js";
 
 export interface DoctorCommandOptions {
   fix: boolean;
@@ -36,7 +37,7 @@ export function registerDoctorCommand(program: Command, host: CliHost): void {
     .action(async (opts: DoctorCommandOptions, command: Command) => {
       // Check mode reports a missing or non-directory state as a finding; --fix refuses a non-directory.
       const ctx = createCommandContext(command, host, opts.fix ? "write" : "any");
-      const [{ runDoctor }, { doctorVerdict }, { renderDoctor }, { formatMigrationProgress }] = await Promise.all([
+      const [{ runDoctor }, { doctorVerdict }, { renderDoctor }, { formatMigrationProgress, migrationProgressStats }] = await Promise.all([
         import("../../doctor/run-doctor.js"),
         import("../../doctor/doctor-verdict.js"),
         import("../render/doctor-render.js"),
@@ -44,6 +45,7 @@ export function registerDoctorCommand(program: Command, host: CliHost): void {
       ]);
       if (opts.fix && !opts.backup) ctx.output.warn("WARNING: --no-backup: the legacy migration will run WITHOUT a pre-migration backup; there will be no archive to roll back to.");
       let spinner: Progress | undefined;
+      const meter = showsProgressStats(ctx.output) ? createProgressMeter() : undefined;
       const result = await runDoctor({
         paths: ctx.paths,
         fix: opts.fix,
@@ -56,17 +58,16 @@ export function registerDoctorCommand(program: Command, host: CliHost): void {
           ...(opts.backupDir ? { backupDir: expandUserPath(opts.backupDir, ctx.paths.homeDir) } : {}),
         },
         onProgress: (e) => {
-          spinner ??= ctx.output.progress(formatMigrationProgress(e));
-          spinner.update(formatMigrationProgress(e));
+          const line = formatMigrationProgress(e, meter ? migrationProgressStats(meter, e) : "");
+          spinner ??= ctx.output.progress(line);
+          spinner.update(line);
         },
         confirm: async (repairs) => {
           spinner?.stop();
           spinner = undefined;
           if (opts.yes) return true;
           if (!ctx.output.canPrompt) {
-            throw new ConsentRequiredError(
-              `doctor --fix would apply ${repairs.length} repair(s) to ${ctx.paths.stateDir} and needs consent: re-run with --yes (nothing was changed).`,
-            );
+            throw consentRequired({ what: `doctor --fix would apply ${repairs.length} repair(s) to ${ctx.paths.stateDir}` });
           }
           ctx.output.log("doctor --fix will:");
           for (const r of repairs) ctx.output.log(`  - ${r.description}`);

@@ -1,6 +1,6 @@
 // `migrate upgrade [--dry-run] [--yes] [--no-backup] [--backup-dir] [--force]`: options → upgradeFormat → renderer.
 import type { Command } from "commander";
-import { ConsentRequiredError } from "../../core/errors.js";
+import { consentRequired } from "../consent.js";
 import { createCommandContext, type CliHost } from "../context.js";
 
 interface MigrateUpgradeOptions {
@@ -26,7 +26,7 @@ export function registerMigrateUpgrade(migrate: Command, host: CliHost): void {
       const [{ upgradeFormat, planFormatUpgrade }, render] = await Promise.all([import("../../migration/upgrade-format.js"), import("../render/upgrade-render.js")]);
       if (!opts.dryRun && !opts.yes) {
         if (!ctx.output.canPrompt) {
-          throw new ConsentRequiredError("migrate upgrade replaces the state's database files and cannot prompt here (no terminal or --json): re-run with --yes (or --dry-run to see the plan); nothing was changed.");
+          throw consentRequired({ what: `migrate upgrade would rewrite the databases under ${ctx.paths.stateDir} in OpenClaw's format`, dryRun: true });
         }
         const plan = planFormatUpgrade(ctx.paths);
         render.renderUpgradePlan(ctx.output, plan);

@@ -1,13 +1,12 @@
-// `reset --scope <scope> [--dry-run] [--yes] [--non-interactive] [--backup] [--force]`: options → runReset → renderer.
+// `reset --scope <scope> [--dry-run] [--yes] [--backup] [--force]` (and the global --non-interactive): options → runReset → renderer.
 import type { Command } from "commander";
-import { ConsentRequiredError, UsageError } from "../../core/errors.js";
+import { choiceRequired, consentRequired } from "../consent.js";
 import { createCommandContext, type CliHost } from "../context.js";
 
 export interface ResetCommandOptions {
   scope?: string;
   dryRun: boolean;
   yes: boolean;
-  nonInteractive: boolean;
   backup: boolean;
   force: boolean;
 }
@@ -21,12 +20,11 @@ export function registerResetCommand(program: Command, host: CliHost): void {
     .option("--scope <scope>", SCOPES_TEXT)
     .option("--dry-run", "list every path that would be removed and every archive folder kept; remove nothing", false)
     .option("-y, --yes", "do not ask for confirmation", false)
-    .option("--non-interactive", "never prompt: --scope and --yes are then required", false)
     .option("--backup", "write a verified backup first and print its path", false)
     .option("--force", "take the state lease even if another live process holds it", false)
     .addHelpText(
       "after",
-      "\nExamples:\n  $ openclaw-state reset                                   # on a terminal: choose, review, confirm\n  $ openclaw-state reset --scope config+creds+sessions --dry-run\n  $ openclaw-state reset --scope full --backup --yes --json",
+      "\nWithout a terminal, with --json or with the global --non-interactive it never prompts: --scope and --yes are then required.\n\nExamples:\n  $ openclaw-state reset                                   # on a terminal: choose, review, confirm\n  $ openclaw-state reset --scope config+creds+sessions --dry-run\n  $ openclaw-state reset --scope full --backup --yes --json",
     )
     .action(async (opts: ResetCommandOptions, command: Command) => {
       const ctx = createCommandContext(command, host, "write");
@@ -35,13 +33,14 @@ export function registerResetCommand(program: Command, host: CliHost): void {
         import("../../reset/plan-reset.js"),
         import("../render/reset-render.js"),
       ]);
-      const canPrompt = ctx.output.canPrompt && !opts.nonInteractive;
+      // --non-interactive is global: the context has already turned prompting off for it.
+      const canPrompt = ctx.output.canPrompt;
       const given = opts.scope === undefined ? undefined : parseResetScope(opts.scope);
       if (!canPrompt) {
         const missing = [given ? null : `--scope <${SCOPES_TEXT}>`, opts.yes || opts.dryRun ? null : "--yes"].filter((m): m is string => m !== null);
-        const why = `reset cannot prompt here (no terminal, --json or --non-interactive) and needs ${missing.join(" and ")}; nothing was removed.`;
-        if (!given) throw new UsageError(why, "missing_scope");
-        if (missing.length > 0) throw new ConsentRequiredError(why);
+        const need = { what: given ? `reset --scope ${opts.scope} would remove state under ${ctx.paths.stateDir}` : "reset has no scope", needs: missing, dryRun: true };
+        if (!given) throw choiceRequired(need, "missing_scope");
+        if (missing.length > 0) throw consentRequired(need);
       }
       const scope = given ?? (await render.chooseResetScope(ctx.output));
       if (!scope) {

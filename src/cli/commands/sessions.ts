@@ -1,7 +1,8 @@
 // `sessions list | show | tail | delete`: options → core (the runtime library for show/tail/delete) → renderer.
 import path from "node:path";
 import type { Command } from "commander";
-import { ConsentRequiredError, UsageError } from "../../core/errors.js";
+import { UsageError } from "../../core/errors.js";
+import { consentRequired } from "../consent.js";
 import { expandUserPath } from "../../state/paths.js";
 import { createCommandContext, readGlobalFlags, type CliHost } from "../context.js";
 import { parseLimit, parseWholeNumber } from "../parse-options.js";
@@ -206,7 +207,7 @@ function registerDelete(sessions: Command, host: CliHost): void {
           ? expandUserPath(opts.backupDir, ctx.paths.homeDir)
           : path.join(ctx.paths.backupDir, "sessions", new Date().toISOString().replace(/:/g, "-"));
       if (!opts.yes && !opts.dryRun && !ctx.output.canPrompt) {
-        throw new ConsentRequiredError("sessions delete cannot prompt here (no terminal, or --json) and needs --yes; nothing was deleted (--dry-run shows what would be).");
+        throw consentRequired({ what: `sessions delete would delete ${key}`, dryRun: true });
       }
       const [{ deleteSessionEntrySync }, render] = await Promise.all([import("../../runtime/delete-session.js"), import("../render/session-delete-render.js")]);
       const base = {

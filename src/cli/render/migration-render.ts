@@ -9,6 +9,7 @@ import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 import { formatBytes, formatCount, formatTime } from "./format.js";
 import { DEFAULT_COLUMNS } from "../output.js";
+import type { ProgressMeter } from "./progress-stats.js";
 import { renderTable, type TableColumn } from "./table.js";
 
 const PHASE_LABEL: Record<MigrationProgress["phase"], string> = {
@@ -30,16 +31,27 @@ function bytesOf(done: number, total: number): string {
   return total > 0 && done <= total ? `${formatBytes(done)} of ${formatBytes(total)}` : formatBytes(done);
 }
 
-/** Spinner text: phase, sources done/total, bytes. */
-export function formatMigrationProgress(e: MigrationProgress): string {
+/** Spinner text: phase, sources done/total, bytes; `stats` (percent, rate, ETA: see migrationProgressStats) goes right after the counts. */
+export function formatMigrationProgress(e: MigrationProgress, stats = ""): string {
   const label = PHASE_LABEL[e.phase];
   if (e.phase === "backup") {
     const step = e.step ? ` (${BACKUP_STEP[e.step] ?? e.step})` : "";
-    return e.bytesDone > 0 ? `${label}${step}… ${bytesOf(e.bytesDone, e.bytesTotal)}` : `${label}${step}…`;
+    return e.bytesDone > 0 ? `${label}${step}… ${bytesOf(e.bytesDone, e.bytesTotal)}${stats}` : `${label}${step}…`;
   }
   if (e.phase === "record" || e.phase === "upgrade" || e.phase === "merge") return `${label}${e.current ? ` (${e.current})` : ""}…`;
-  const counts = e.total > 0 ? ` ${formatCount(Math.min(e.done, e.total))}/${formatCount(e.total)} sources (${bytesOf(e.bytesDone, e.bytesTotal)})` : "";
+  const counts = e.total > 0 ? ` ${formatCount(Math.min(e.done, e.total))}/${formatCount(e.total)} sources (${bytesOf(e.bytesDone, e.bytesTotal)})${stats}` : "";
   return `${label}${counts}${e.current ? ` — ${e.current}` : ""}`;
+}
+
+/**
+ * Percent, rate and ETA for a migration progress event, timed per phase and backup step: by bytes when the
+ * phase knows its byte total (a few huge transcripts dominate the time), else by sources.
+ */
+export function migrationProgressStats(meter: ProgressMeter, e: MigrationProgress): string {
+  const key = `${e.phase}/${e.step ?? ""}`;
+  if (e.phase === "backup") return meter(key, e.bytesDone, e.bytesTotal, "bytes");
+  if (e.phase === "record" || e.phase === "upgrade" || e.phase === "merge" || e.total <= 0) return "";
+  return e.bytesTotal > 0 ? meter(key, e.bytesDone, e.bytesTotal, "bytes") : meter(key, e.done, e.total, { items: "sources" });
 }
 
 const CLASS_TITLE: Record<LegacyClass, string> = {
