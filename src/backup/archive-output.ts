@@ -1,10 +1,13 @@
 // Where an archive goes: default names, `--output <file|dir/>` resolution, and the never-inside-a-source rule.
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { OperationError, UsageError } from "../core/errors.js";
+import type { Writable } from "node:stream";
+import { describeError, OperationError, UsageError } from "../core/errors.js";
 import { expandUserPath, isPathInside, type StatePaths } from "../state/paths.js";
 import { resolveRealish, statKind, type AssetPlan } from "./asset-plan.js";
 import { ARCHIVE_EXTENSIONS, ARCHIVE_NAME_PATTERN, checkCompressionAvailable, compressionForName, defaultCompression, type Compression } from "./compression.js";
+import { privateTempParent } from "./private-temp.js";
 
 /** `2025-01-02T03-04-05.678Z-openclaw-backup.tar.zst`: sortable, and safe on every file system. */
 export function defaultArchiveName(createdAt: Date, suffix = 0, compression: Compression = "gzip"): string {
@@ -13,7 +16,7 @@ export function defaultArchiveName(createdAt: Date, suffix = 0, compression: Com
 }
 
 /** Matches names made by defaultArchiveName. */
-export const DEFAULT_ARCHIVE_NAME = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(\.\d{3})?Z-openclaw-backup(-\d+)?\.tar\.(gz|zst)$/;
+export const DEFAULT_ARCHIVE_NAME = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(\.\d{3})?Z-openclaw-backup(-\d+)?\.tar(\.(gz|zst))?$/;
 
 /** The folder name inside the tar: the archive's base name without its extension, made path-safe. */
 export function archiveRootName(archivePath: string): string {
@@ -71,6 +74,67 @@ export function resolveArchiveOutput(output: string | undefined, paths: StatePat
     candidate = path.join(dir, defaultArchiveName(createdAt, suffix, chosen));
   }
   return { archivePath: candidate, dir, root: archiveRootName(candidate), defaultName: true, compression: chosen };
+}
+
+/** The `archivePath` of an archive streamed to stdout (`--output -`), which has no file of its own. */
+export const STREAM_OUTPUT = "-";
+
+/**
+ * `--output -`: the archive is staged (written and verified) in a private dir in the OS temp dir, never beside the
+ * state or in the backup dir, then streamed; its root folder is the default name's, as if it had been saved under it.
+ */
+export function resolveStreamOutput(createdAt: Date, compression?: Compression): ArchiveOutput {
+  const chosen = compression ?? defaultCompression();
+  checkCompressionAvailable(chosen);
+  return { archivePath: STREAM_OUTPUT, dir: privateTempParent(), root: archiveRootName(defaultArchiveName(createdAt, 0, chosen)), defaultName: true, compression: chosen };
+}
+
+/**
+ * Copies the finished (verified) archive `file` to `out` (stdout), hashing what is written. A reader that goes away
+ * (EPIPE: restic or ssh died) fails the run: what it received is incomplete.
+ */
+export async function streamArchiveFile(file: string, out: Writable): Promise<{ bytes: number; sha256: string }> {
+  const hash = crypto.createHash("sha256");
+  let bytes = 0;
+  let failure: unknown;
+  let wake: (() => void) | null = null;
+  const onError = (error: unknown): void => {
+    failure ??= error;
+    wake?.();
+  };
+  const onClose = (): void => onError(new Error("the reader closed the stream"));
+  out.on("error", onError);
+  out.on("close", onClose);
+  const waitDrain = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const done = (): void => {
+        out.off("drain", done);
+        wake = null;
+        resolve();
+      };
+      wake = done;
+      out.on("drain", done);
+    });
+  try {
+    for await (const chunk of fs.createReadStream(file, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
+      if (failure !== undefined || out.destroyed) break;
+      hash.update(chunk);
+      bytes += chunk.length;
+      if (!out.write(chunk)) await waitDrain();
+    }
+    if (failure === undefined && !out.destroyed && out.writableLength > 0) await waitDrain();
+  } finally {
+    out.off("error", onError);
+    out.off("close", onClose);
+  }
+  if (failure !== undefined || out.destroyed) {
+    throw new OperationError(
+      "stream_failed",
+      `The archive stream broke after ${bytes} bytes (${failure === undefined ? "the output was closed" : describeError(failure)}): the reader went away, so what it received is incomplete and must not be kept (\`backup verify -\` refuses it).`,
+      {},
+    );
+  }
+  return { bytes, sha256: hash.digest("hex") };
 }
 
 /**

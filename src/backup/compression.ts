@@ -8,8 +8,9 @@ import zlib from "node:zlib";
 import { NotFoundError, OperationError, UsageError } from "../core/errors.js";
 import { isZstdMagic, ZSTD_WINDOW_LOG_LIMIT, ZstdFrameWalker, ZstdWindowError } from "./zstd-frames.js";
 
-export type Compression = "gzip" | "zstd";
-export const COMPRESSIONS: readonly Compression[] = ["zstd", "gzip"];
+/** "none": a plain tar (deduplicating stores such as restic chunk it by content; compressed data defeats that). */
+export type Compression = "gzip" | "zstd" | "none";
+export const COMPRESSIONS: readonly Compression[] = ["zstd", "gzip", "none"];
 
 interface ZstdOptions {
   chunkSize?: number;
@@ -45,15 +46,16 @@ export function defaultCompression(): Compression {
   return zstdSupported() ? "zstd" : "gzip";
 }
 
-export const ARCHIVE_EXTENSIONS: Record<Compression, string> = { gzip: ".tar.gz", zstd: ".tar.zst" };
+export const ARCHIVE_EXTENSIONS: Record<Compression, string> = { gzip: ".tar.gz", zstd: ".tar.zst", none: ".tar" };
 
-/** Matches every archive file name we write or read (`.tar.gz`, `.tgz`, `.tar.zst`, `.tzst`). */
-export const ARCHIVE_NAME_PATTERN = /\.(tar\.gz|tgz|tar\.zst|tzst)$/i;
+/** Matches every archive file name we write or read (`.tar.gz`, `.tgz`, `.tar.zst`, `.tzst`, `.tar`). */
+export const ARCHIVE_NAME_PATTERN = /\.(tar\.gz|tgz|tar\.zst|tzst|tar)$/i;
 
 /** The compression a file name's extension promises, or null (used to name outputs, never to read). */
 export function compressionForName(file: string): Compression | null {
   if (/\.(tar\.gz|tgz)$/i.test(file)) return "gzip";
   if (/\.(tar\.zst|tzst)$/i.test(file)) return "zstd";
+  if (/\.tar$/i.test(file)) return "none";
   return null;
 }
 
@@ -63,8 +65,8 @@ export const ZSTD_REQUIREMENT = "Node.js 22.15 or newer";
 /** The flag value as a Compression, or a usage error (also when this runtime lacks zstd). */
 export function parseCompression(raw: string): Compression {
   const value = raw.trim().toLowerCase();
-  if (value !== "zstd" && value !== "gzip") {
-    throw new UsageError(`Invalid --compression value ${JSON.stringify(raw)}: use zstd or gzip (for example --compression gzip).`, "invalid_option");
+  if (value !== "zstd" && value !== "gzip" && value !== "none") {
+    throw new UsageError(`Invalid --compression value ${JSON.stringify(raw)}: use zstd, gzip or none (for example --compression gzip).`, "invalid_option");
   }
   return value;
 }
@@ -76,11 +78,15 @@ export function checkCompressionAvailable(compression: Compression): void {
   }
 }
 
-/** The compression a file's first bytes announce, or null when neither gzip nor zstd. */
+/** Bytes a reader passes to compressionOfMagic: a plain tar is recognized by the ustar magic at offset 257. */
+export const MAGIC_BYTES = 512;
+
+/** The compression a file's first bytes announce ("none": a plain ustar/pax/GNU tar), or null when none of them. */
 export function compressionOfMagic(magic: Buffer): Compression | null {
   if (magic.length >= 2 && magic.subarray(0, 2).equals(GZIP_MAGIC)) return "gzip";
   // A zstd frame, or a skippable frame (pzstd starts every file with one).
   if (isZstdMagic(magic)) return "zstd";
+  if (magic.length >= 262 && magic.subarray(257, 262).toString("latin1") === "ustar") return "none";
   return null;
 }
 
@@ -98,8 +104,8 @@ export function sniffCompression(file: string): Compression | null {
   }
   try {
     if (!fs.fstatSync(fd).isFile()) return null;
-    const buf = Buffer.alloc(4);
-    const n = fs.readSync(fd, buf, 0, 4, 0);
+    const buf = Buffer.alloc(MAGIC_BYTES);
+    const n = fs.readSync(fd, buf, 0, MAGIC_BYTES, 0);
     return compressionOfMagic(buf.subarray(0, n));
   } finally {
     fs.closeSync(fd);
@@ -129,6 +135,7 @@ export function decompressorFor(magic: Buffer, archivePath: string): Decompresso
 export function createDecompressor(compression: Compression, archivePath: string): Duplex {
   // 1 MiB output chunks: each chunk is one round trip to the libuv pool.
   if (compression === "gzip") return zlib.createGunzip({ chunkSize: 1024 * 1024 });
+  if (compression === "none") return new stream.PassThrough({ highWaterMark: 1024 * 1024 });
   const api = zstdApi();
   if (!api) {
     throw new OperationError(
@@ -165,6 +172,8 @@ export interface BlockCodecOptions {
 export function compressBlock(compression: Compression, block: Buffer, options: BlockCodecOptions = {}): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const done = (error: Error | null, result: Buffer): void => (error ? reject(error) : resolve(result));
+    // A copy: the compressor reuses its block buffers once a block is handed on.
+    if (compression === "none") return resolve(Buffer.from(block));
     if (compression === "gzip") {
       zlib.gzip(block, { level: options.level ?? zlib.constants.Z_DEFAULT_COMPRESSION, chunkSize: 256 * 1024 }, done);
       return;
@@ -184,6 +193,7 @@ export function compressBlock(compression: Compression, block: Buffer, options: 
  * produces them on the libuv pool (the decoded block is never held whole: less memory, fewer large allocations).
  */
 export function blockDecodesTo(compression: Compression, block: Buffer, expected: Buffer): Promise<boolean> {
+  if (compression === "none") return Promise.resolve(block.equals(expected));
   return new Promise((resolve, reject) => {
     let decoder: Duplex;
     try {

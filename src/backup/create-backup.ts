@@ -2,24 +2,24 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import type { Writable } from "node:stream";
 import { collectGarbage } from "../core/heap.js";
-import { NotFoundError, OperationError } from "../core/errors.js";
+import { NotFoundError, OperationError, UsageError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { ensurePrivateDir } from "../state/private-fs.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
-import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput, type ArchiveOutput } from "./archive-output.js";
+import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput, resolveStreamOutput, streamArchiveFile, type ArchiveOutput } from "./archive-output.js";
 import { planAssets, type AssetPlan } from "./asset-plan.js";
-import type { Compression } from "./compression.js";
+import { ARCHIVE_EXTENSIONS, type Compression } from "./compression.js";
+import { createPrivateStaging, STAGING_PREFIX, sweepStaleStaging, type PrivateStaging } from "./private-temp.js";
 import { findReuseCandidates, type LedgerReuseRow, type ReuseRefusal, type ReuseRecord, type ReuseSearch } from "./snapshot-reuse.js";
 import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, BackupPurpose, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
 import { archiveOrder, walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
 import { publishNoClobber, writeArchive } from "./write-archive.js";
-import { pidAlive } from "../state/pid-alive.js";
-import { ownedPathProblem } from "../state/owned-path.js";
-
 export type { BackupProgressEvent } from "./types.js";
+export { sweepStaleStaging } from "./private-temp.js";
 
 export interface CreateBackupOptions {
   paths: StatePaths;
@@ -28,6 +28,12 @@ export interface CreateBackupOptions {
    * Default: paths.backupDir (created 0700). A new path without an archive extension is also a directory.
    */
   output?: string;
+  /**
+   * `--output -`: instead of publishing a file, write the archive to this stream (stdout) once it is verified. It is
+   * staged in a private dir in the OS temp dir (`TMPDIR`: room for the archive plus the largest database snapshot),
+   * removed on every exit path; nothing is written beside the state or in the backup dir. Not with `output`.
+   */
+  stream?: Writable;
   /** Default: the output name's (`.tar.gz` / `.tar.zst`), else zstd where the runtime has it, else gzip. */
   compression?: Compression;
   /**
@@ -72,6 +78,8 @@ export interface CreateBackupResult {
   warnings: string[];
   /** True when the run was recorded in backup_runs. */
   recorded: boolean;
+  /** With `stream`: the bytes written to it and their sha256 (compare with `restic dump … | sha256sum`). */
+  streamed?: { bytes: number; sha256: string };
 }
 
 /** The manifest's assets: `excluded` lists the backup dirs the walk actually met and left out. */
@@ -113,6 +121,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   const createdAt = new Date();
   const dryRun = Boolean(options.dryRun);
   const verify = options.verify !== false;
+  const streaming = options.stream !== undefined;
   const manifestOptions = { onlyConfig: Boolean(options.onlyConfig), includeWorkspace: options.includeWorkspace !== false, verify, dryRun, purpose: options.purpose ?? "backup" };
   options.onProgress?.({ phase: "plan", bytesDone: 0 });
 
@@ -126,8 +135,10 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   try {
     plan = planAssets({ paths, onlyConfig: options.onlyConfig, includeWorkspace: options.includeWorkspace, failOnUnparseableConfig: (options.purpose ?? "backup") === "backup" });
     if (plan.assets.length === 0) throw nothingToBackUp(paths, Boolean(options.onlyConfig));
-    output = resolveArchiveOutput(options.output, paths, createdAt, options.compression);
-    checkOutputLocation(output, plan, paths);
+    if (streaming && options.output !== undefined) throw new UsageError("An archive goes either to a stream (--output -) or to a file; not both.", "invalid_option");
+    output = streaming ? resolveStreamOutput(createdAt, options.compression) : resolveArchiveOutput(options.output, paths, createdAt, options.compression);
+    // A streamed archive never lands in a source (it is staged in the temp dir, which the walk leaves out).
+    if (!streaming) checkOutputLocation(output, plan, paths);
   } catch (error) {
     // Refused before anything was written (output exists, inside a source, …): still a failed run.
     await recordFailure(null, error);
@@ -164,11 +175,21 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   }
 
   let stagingDir: string | undefined;
+  let staging: PrivateStaging | undefined;
   let published = false;
+  let streamed: CreateBackupResult["streamed"];
+  // What messages call the archive: its file, or the stream it goes to.
+  const label = streaming ? "the archive for stdout" : output.archivePath;
   try {
-    ensurePrivateDir(output.dir);
-    sweepStaleStaging(output.dir);
-    stagingDir = fs.mkdtempSync(path.join(output.dir, `${STAGING_PREFIX}${process.pid}-`));
+    if (streaming) {
+      // In the temp dir, removed even on Ctrl-C: it holds a whole archive (credentials included) and is no archive name.
+      staging = createPrivateStaging(output.dir);
+      stagingDir = staging.dir;
+    } else {
+      ensurePrivateDir(output.dir);
+      sweepStaleStaging(output.dir);
+      stagingDir = fs.mkdtempSync(path.join(output.dir, `${STAGING_PREFIX}${process.pid}-`));
+    }
     const walk = walkAssets(plan.assets, { exclude: [stagingDir, ...setAsidePaths] });
     warnings.push(...walk.warnings);
     const entries = archiveOrder(walk.entries);
@@ -188,7 +209,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     }
     // Written and verified under a name of our own inside the staging dir; only a verified archive gets the final
     // name (a killed run leaves nothing there but the staging dir, which the next create sweeps).
-    const partialPath = path.join(stagingDir, `${path.basename(output.archivePath)}${PARTIAL_SUFFIX}`);
+    const partialName = streaming ? `${output.root}${ARCHIVE_EXTENSIONS[output.compression]}` : path.basename(output.archivePath);
+    const partialPath = path.join(stagingDir, `${partialName}${PARTIAL_SUFFIX}`);
     const writing = writeArchive({
       archivePath: partialPath,
       root: output.root,
@@ -218,16 +240,22 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       const checked = new Map(written.manifest.databases.flatMap((d) => (d.sha256 ? [[d.archivePath, d.sha256] as const] : [])));
       const check = await verifyBackup(partialPath, { tempDir: stagingDir, runner, onProgress: options.onProgress, checkedDatabases: checked, prechecked: written.prechecked });
       if (!check.ok) {
-        throw new OperationError("backup_verify_failed", `The new archive for ${output.archivePath} failed verification (${check.problem}); it was not published. Check the disk and retry.`, { path: output.archivePath });
+        throw new OperationError("backup_verify_failed", `The new archive for ${label} failed verification (${check.problem}); it was not ${streaming ? "streamed (nothing was written to stdout)" : "published"}. Check the disk and retry.`, { path: output.archivePath });
       }
       verified = true;
     }
-    publishNoClobber(partialPath, output.archivePath);
-    published = true;
+    if (streaming) {
+      // The bytes streamed are read back from the file just verified; their sha256 is reported for the copy's owner.
+      streamed = await streamArchiveFile(partialPath, options.stream!);
+    } else {
+      publishNoClobber(partialPath, output.archivePath);
+      published = true;
+    }
     const { recordBackupRun } = await loadLedger();
-    // Only a verified archive may lend its snapshots to the next run (the ledger row only says where they are).
-    const reuseRecord: ReuseRecord | undefined = verified && written.reusable.length > 0 ? { compression: output.compression, archiveSize: written.sizeBytes, snapshots: written.reusable } : undefined;
-    const recordWarning = recordBackupRun(paths, { runId, createdAt, archivePath: output.archivePath, status: "completed", manifest: summarizeManifest(written.manifest), reuse: reuseRecord });
+    // Only a verified archive may lend its snapshots to the next run (the ledger row only says where they are); a
+    // streamed one has no file here to lend them from, so its row records the run without a path.
+    const reuseRecord: ReuseRecord | undefined = verified && !streaming && written.reusable.length > 0 ? { compression: output.compression, archiveSize: written.sizeBytes, snapshots: written.reusable } : undefined;
+    const recordWarning = recordBackupRun(paths, { runId, createdAt, archivePath: streaming ? null : output.archivePath, status: "completed", manifest: summarizeManifest(written.manifest), reuse: reuseRecord });
     if (recordWarning) warnings.push(recordWarning);
     return {
       runId,
@@ -241,14 +269,16 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       manifest: written.manifest,
       warnings,
       recorded: recordWarning === null,
+      ...(streamed ? { streamed } : {}),
     };
   } catch (error) {
     if (published) fs.rmSync(output.archivePath, { force: true });
-    await recordFailure(output.archivePath, error);
+    await recordFailure(streaming ? null : output.archivePath, error);
     throw error;
   } finally {
     await runner.close();
-    if (stagingDir) fs.rmSync(stagingDir, { recursive: true, force: true });
+    if (staging) staging.dispose();
+    else if (stagingDir) fs.rmSync(stagingDir, { recursive: true, force: true });
   }
 }
 
@@ -280,35 +310,5 @@ async function reusableSnapshots(paths: StatePaths, compression: Compression, en
 /** Completed runs searched for reusable snapshots (the newest first). */
 const REUSE_ROWS = 10;
 
-const STAGING_PREFIX = ".openclaw-backup-staging-";
 /** The archive's name in the staging dir until it is verified. */
 export const PARTIAL_SUFFIX = ".partial";
-
-/**
- * Removes staging dirs (snapshots, `.partial` archives) left in `dir` by killed runs on this host: only our own —
- * our name prefix with the creator's pid, a real directory directly in `dir` (checkOwnedPath: no link, FIFO or
- * device), and a process that is gone. Best effort; a failure only leaves the garbage. Returns what it removed.
- */
-export function sweepStaleStaging(dir: string): string[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const removed: string[] = [];
-  const pattern = new RegExp(`^${STAGING_PREFIX.replace(/\./g, "\\.")}(\\d+)-[A-Za-z0-9]{6}$`);
-  for (const name of names) {
-    const pid = pattern.exec(name)?.[1];
-    if (pid === undefined || Number(pid) === process.pid || pidAlive(Number(pid))) continue;
-    const target = path.join(dir, name);
-    if (ownedPathProblem(dir, target, { action: "remove the stale staging dir", expect: "dir" }) !== null) continue;
-    try {
-      fs.rmSync(target, { recursive: true, force: true });
-      removed.push(target);
-    } catch {
-      // Left for the next run.
-    }
-  }
-  return removed;
-}

@@ -1,5 +1,16 @@
-// Writes extracted files: created exclusive with their final mode, never through a symlink, fsynced before use.
+// Writes extracted files (created exclusive with their final mode, never through a symlink) and makes them durable.
+//
+// Durability before use: restore writes every file without fsync and then makes the whole staged tree durable in one
+// pass (syncStagedFiles), before anything is swapped in. One fsync per file cost ~1.8 ms of wall each on ext4 (a
+// journal commit apiece; 3,000 retired JSONL files: 5.3–6.5 s, 0.35–0.53 CPU-s; eight in parallel 2.2–2.9 s) against
+// 0.65–0.84 s and ~7 ms of CPU for one `sync -f` (coreutils: syncfs(2) on the file system holding the staging dir)
+// after the same writes. Node has no syncfs binding, so the restore spawns `sync -f` once per file system. syncfs
+// reports writeback errors only from Linux 5.8 on (errseq on the superblock; an error nobody has seen yet is reported
+// to the next caller, as it is to an fsync on a newly opened descriptor); on older kernels, other systems, or when
+// `sync -f` is missing or fails, every file is fsynced instead, a few at a time, in one pass at the end.
+import { execFile } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import type { FileSink } from "./read-archive.js";
 
 const CREATE_FLAGS = fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | (fs.constants.O_NOFOLLOW ?? 0);
@@ -19,7 +30,7 @@ export async function writeFully(handle: fs.promises.FileHandle, chunk: Buffer, 
 export interface FileWriterOptions {
   mode: number;
   mtimeMs?: number;
-  /** fsync before close (restore: the file must be durable before it is swapped in). */
+  /** fsync before close (every caller now syncs in one pass at the end instead: see syncStagedFiles). */
   sync: boolean;
 }
 
@@ -98,4 +109,64 @@ export class FileWriterPool {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
     if (this.firstError !== undefined) throw this.firstError;
   }
+}
+
+/** Descriptors fsynced at once by the fallback pass (each fsync mostly waits for the disk). */
+const FSYNC_PARALLEL = 8;
+
+/** True where `sync -f` (syncfs) reports writeback errors: Linux 5.8 and newer. */
+export function syncfsReportsErrors(platform = process.platform, release = os.release()): boolean {
+  if (platform !== "linux") return false;
+  const m = /^(\d+)\.(\d+)/.exec(release);
+  if (!m) return false;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  return major > 5 || (major === 5 && minor >= 8);
+}
+
+function syncFileSystemOf(dir: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile("sync", ["-f", dir], { timeout: 10 * 60 * 1000 }, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+/** fsync of every file, FSYNC_PARALLEL at a time; throws the first failure. */
+async function fsyncEach(files: readonly string[]): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < files.length) {
+      const file = files[next++]!;
+      // Read-only and O_NOFOLLOW: fsync flushes the file's data whatever the descriptor's mode.
+      const handle = await fs.promises.open(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(FSYNC_PARALLEL, files.length) }, worker));
+}
+
+/**
+ * Makes `files` (every one closed, all of them below `roots`: the staging dirs this restore created, so each file is on
+ * its root's file system) durable in one pass: one syncfs per file system where it reports errors, else an fsync of
+ * each file. Directory entries are the caller's (fsyncDir of each created dir). Returns how it was done.
+ */
+export async function syncStagedFiles(files: readonly string[], roots: readonly string[], options: { syncfs?: boolean } = {}): Promise<"none" | "syncfs" | "fsync"> {
+  if (files.length === 0) return "none";
+  if (options.syncfs ?? syncfsReportsErrors()) {
+    const byDevice = new Map<number, string>();
+    for (const root of roots) {
+      const dev = fs.statSync(root).dev;
+      if (!byDevice.has(dev)) byDevice.set(dev, root);
+    }
+    try {
+      for (const root of byDevice.values()) await syncFileSystemOf(root);
+      return "syncfs";
+    } catch {
+      // No `sync -f` here (busybox without -f, a trimmed image) or it failed: the per-file pass decides.
+    }
+  }
+  await fsyncEach(files);
+  return "fsync";
 }

@@ -268,7 +268,7 @@ function reuseFields(r: Record<string, unknown>): Pick<ManifestDatabase, "body" 
   const b = r.body;
   if (typeof b === "object" && b !== null && !Array.isArray(b)) {
     const { compression, length, sha256 } = b as Record<string, unknown>;
-    if ((compression === "gzip" || compression === "zstd") && Number.isSafeInteger(length) && (length as number) > 0 && typeof sha256 === "string" && SHA256.test(sha256)) {
+    if ((compression === "gzip" || compression === "zstd" || compression === "none") && Number.isSafeInteger(length) && (length as number) > 0 && typeof sha256 === "string" && SHA256.test(sha256)) {
       out.body = { compression, length: length as number, sha256 };
     }
   }

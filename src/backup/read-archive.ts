@@ -4,7 +4,7 @@ import fs from "node:fs";
 import { pipeline } from "node:stream";
 import { describeError, NotFoundError, OperationError, UsageError } from "../core/errors.js";
 import { roleAtArchivePath, SQLITE_SIDECAR_SUFFIXES } from "./archive-layout.js";
-import { decompressorFor, type Decompressor } from "./compression.js";
+import { decompressorFor, MAGIC_BYTES, type Decompressor } from "./compression.js";
 import { ZstdWindowError } from "./zstd-frames.js";
 import { sha256OfRange } from "./hash-range.js";
 import { MAX_MANIFEST_BYTES, ManifestProblem, validateManifest } from "./manifest.js";
@@ -98,7 +98,7 @@ function openArchive(file: string): number {
 }
 
 function readMagic(fd: number): Buffer {
-  const buf = Buffer.alloc(4);
+  const buf = Buffer.alloc(MAGIC_BYTES);
   const n = fs.readSync(fd, buf, 0, buf.length, 0);
   return buf.subarray(0, n);
 }
@@ -285,7 +285,7 @@ async function readArchivePass(
   }
   if (!decompressor) {
     fs.closeSync(fd);
-    throw new ArchiveProblem("the file is not a gzip archive nor a zstd archive (a backup is a .tar.gz or .tar.zst written by `openclaw-state backup create`)");
+    throw new ArchiveProblem("the file is not a gzip, zstd or tar archive (a backup is a .tar.zst, .tar.gz or .tar written by `openclaw-state backup create`)");
   }
   let limit = MAX_MANIFEST_BYTES + HEADER_ALLOWANCE + SLACK;
   let root: string | undefined;

@@ -1,6 +1,7 @@
 // `backup restore`: manifest → plan → consent → lease → verify-while-extracting into staging siblings → swap.
 import fs from "node:fs";
 import path from "node:path";
+import type { Readable } from "node:stream";
 import { describeError, OperationError, OpenclawStateError, StateLockedError, UsageError } from "../core/errors.js";
 import { acquireMaintenanceLease, acquireStateLock, describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE, openLeaseDatabase } from "../state/lease.js";
 import { checkOwnedPath, ownedPathProblem } from "../state/owned-path.js";
@@ -9,7 +10,7 @@ import { ensurePrivateDir, ensurePrivateDirBelow, fsyncDir, pathExists } from ".
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import type { PathMove } from "../state/sqlite-snapshot.js";
 import { checkDatabaseSnapshot, describeDatabaseProblem } from "./db-check.js";
-import { FileWriterPool } from "./file-writer.js";
+import { FileWriterPool, syncStagedFiles } from "./file-writer.js";
 import { realpathOrNull } from "./asset-plan.js";
 import { archivePathInside } from "./manifest.js";
 import { ArchiveProblem, readArchive, readArchiveManifest, type ArchiveSink } from "./read-archive.js";
@@ -17,6 +18,7 @@ import { planRestore, type RestorePlan, type RestorePlanItem, type WorkspaceDest
 import { boundaryOf, checkDestinations, checkFreeSpace, pathMoves } from "./restore-checks.js";
 import { carryKeptPaths, compactStamp, keptCopiesOf, removeStaging, stagingPrefix, swapIntoPlace, type KeptCopy, type StagedItem } from "./restore-swap.js";
 import type { BackupManifest, ManifestDatabase, ProgressCallback, SkippedItem } from "./types.js";
+import { withSpooledArchive, type SpoolOptions } from "./stdin-archive.js";
 import { verifyBackup } from "./verify-archive.js";
 
 export type { RestorePlan, RestorePlanItem, WorkspaceDestination } from "./restore-plan.js";
@@ -234,6 +236,8 @@ async function extractToStaging(
   const databases: RestoredDatabase[] = [];
   const stagedDatabases: StagedDatabase[] = [];
   const dbWork: Array<Promise<void>> = [];
+  /** Plain files written: made durable together before the swap (syncStagedFiles), not one fsync each. */
+  const plainFiles: string[] = [];
   let failure: string | undefined;
 
   const sink: ArchiveSink = {
@@ -250,10 +254,13 @@ async function extractToStaging(
       const target = stagedPathOf(listed.archivePath);
       if (!target) return null;
       ensureDir(path.dirname(target));
-      // A database is fsynced once, by finalize after its last change (which flushes the extracted bytes too),
-      // so its integrity_check need not wait for a flush of its whole file first.
-      const writer = await pool.open(target, { mode: listed.mode & 0o100 ? 0o700 : 0o600, mtimeMs: listed.mtimeMs, sync: !database });
-      if (!database) return writer;
+      // Nothing is fsynced as it is written: a database once by finalize after its last change (so its
+      // integrity_check need not wait for a flush of its whole file), plain files all together before the swap.
+      const writer = await pool.open(target, { mode: listed.mode & 0o100 ? 0o700 : 0o600, mtimeMs: listed.mtimeMs, sync: false });
+      if (!database) {
+        plainFiles.push(target);
+        return writer;
+      }
       return {
         write: writer.write,
         abort: writer.abort,
@@ -299,6 +306,9 @@ async function extractToStaging(
     await pool.drain();
     await Promise.all(dbWork);
     if (failure) throw new ArchiveProblem(failure);
+    // Every plain file's bytes durable before any tree is renamed into place: one syncfs per file system (or an
+    // fsync of each where syncfs cannot report errors), instead of one fsync per file as it was extracted.
+    await syncStagedFiles(plainFiles, staged.map((s) => s.stagingRoot));
     for (const link of manifest.symlinks) {
       const target = stagedPathOf(link.archivePath);
       if (!target) continue;
@@ -460,4 +470,21 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     lease?.release();
     await runner.close();
   }
+}
+
+/**
+ * `backup restore -`: the archive on `input` (stdin) is spooled to a private temp file (stdin-archive.ts) and restored
+ * from there by restoreBackup, every check included — nothing is restored that was not verified. The spool is removed
+ * on every exit path. `archivePath` in the result is "-"; `input` says what was read.
+ */
+export async function restoreBackupFromStream(
+  input: Readable,
+  options: Omit<RestoreBackupOptions, "archivePath">,
+  spool: SpoolOptions = {},
+): Promise<RestoreBackupResult & { input: { bytes: number; sha256: string } }> {
+  return withSpooledArchive(
+    input,
+    async (s) => ({ ...(await restoreBackup({ ...options, archivePath: s.file })), archivePath: "-", input: { bytes: s.bytes, sha256: s.sha256 } }),
+    spool,
+  );
 }

@@ -73,7 +73,7 @@ export interface ManifestDatabase {
 
 /** A database body's compressed bytes (content + tar padding, whole gzip members / zstd frames). */
 export interface ManifestBody {
-  compression: "gzip" | "zstd";
+  compression: "gzip" | "zstd" | "none";
   length: number;
   /** sha256 of the compressed bytes. */
   sha256: string;

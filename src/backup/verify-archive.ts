@@ -2,10 +2,12 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { Readable } from "node:stream";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkDatabaseSnapshot, describeDatabaseProblem, type CheckedDatabase } from "./db-check.js";
 import { FileWriterPool } from "./file-writer.js";
 import { ArchiveProblem, checkArchiveFile, readArchive, type ArchiveSink, type PrecheckedRun } from "./read-archive.js";
+import { withSpooledArchive, type SpoolOptions } from "./stdin-archive.js";
 import type { BackupManifest, ProgressCallback } from "./types.js";
 
 export interface VerifyBackupOptions {
@@ -113,4 +115,16 @@ export async function verifyBackup(archivePath: string, options: VerifyBackupOpt
     if (!options.runner) await runner.close();
   }
   return result;
+}
+
+/**
+ * `backup verify -`: the archive on `input` (stdin) is spooled to a private temp file (stdin-archive.ts) and verified
+ * there exactly like a file; the spool is removed on every exit path. `archivePath` in the result is "-".
+ */
+export async function verifyBackupFromStream(input: Readable, options: VerifyBackupOptions = {}, spool: SpoolOptions = {}): Promise<VerifyBackupResult & { input: { bytes: number; sha256: string } }> {
+  return withSpooledArchive(
+    input,
+    async (s) => ({ ...(await verifyBackup(s.file, options)), archivePath: "-", input: { bytes: s.bytes, sha256: s.sha256 } }),
+    spool,
+  );
 }

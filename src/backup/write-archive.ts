@@ -409,6 +409,8 @@ const GZIP_EXTRA_MAX = 0xffff;
  * GNU tar and Node skip both. Null when `size` cannot be filled (then the payload is moved instead).
  */
 export function headFiller(compression: Compression, size: number): Buffer | null {
+  // A plain tar has no bytes that read as nothing: the payload is moved behind the manifest instead.
+  if (compression === "none") return null;
   if (compression === "zstd") {
     if (size < 8) return null;
     const frame = Buffer.alloc(size);

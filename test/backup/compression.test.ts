@@ -29,9 +29,11 @@ describe("compression basics", () => {
     expect(compressionForName("/x/a.TGZ")).toBe("gzip");
     expect(compressionForName("/x/a.tar.zst")).toBe("zstd");
     expect(compressionForName("/x/a.tzst")).toBe("zstd");
-    expect(compressionForName("/x/a.tar")).toBeNull();
+    // A plain tar is `--compression none` (issue 25).
+    expect(compressionForName("/x/a.tar")).toBe("none");
+    expect(compressionForName("/x/a.zip")).toBeNull();
     expect(parseCompression(" ZSTD ")).toBe("zstd");
-    expect(() => parseCompression("xz")).toThrow(/Invalid --compression value "xz": use zstd or gzip/);
+    expect(() => parseCompression("xz")).toThrow(/Invalid --compression value "xz": use zstd, gzip or none/);
   });
 
   it("an explicit --compression and a contradicting --output name is a usage error; a bare dir gets the matching extension", () => {

@@ -78,7 +78,8 @@ export const CASES: Case[] = [
     appendZeroBomb(f, 200);
   }],
   ["manifest not the first entry", /first entry is/, (b, f) => writeRawArchive(f, [...b.entries.slice(1), b.entries[0]!])],
-  ["not gzip", /not a gzip archive/, (b, f) => fs.writeFileSync(f, tarBytes(b.entries))],
+  // A plain tar is an archive too (`--compression none`); bytes that are none of the three are refused.
+  ["not gzip, zstd or tar", /not a gzip, zstd or tar archive/, (_b, f) => fs.writeFileSync(f, Buffer.from("not an archive\n".repeat(64)))],
   ["missing end-of-archive marker", /without an end-of-archive marker/, (b, f) => writeRawArchive(f, b.entries, { eof: false })],
   ["data after the end marker", /data follows the end-of-archive marker/, (b, f) =>
     fs.writeFileSync(f, zlib.gzipSync(Buffer.concat([tarBytes(b.entries), tarBytes([{ path: file(b.root, "payload/state/hidden"), type: "File", data: Buffer.from("hidden") }])])))],

@@ -4,7 +4,8 @@ import { parseCompression } from "../../backup/compression.js";
 import { parseRetentionDuration, type RetentionPolicy } from "../../backup/retention.js";
 import type { BackupProgressEvent } from "../../backup/types.js";
 import path from "node:path";
-import { ConsentRequiredError, UsageError } from "../../core/errors.js";
+import { UsageError } from "../../core/errors.js";
+import { consentRequired } from "../consent.js";
 import { parseWholeNumber } from "../parse-options.js";
 import { docsLink } from "../docs-link.js";
 import { createCommandContext, type CliHost, type CommandContext } from "../context.js";
@@ -97,10 +98,11 @@ async function withProgress<T>(
   text: string,
   fn: (onProgress: (e: BackupProgressEvent) => void, pause: () => void) => Promise<T>,
 ): Promise<T> {
-  const { backupProgressText } = await render();
+  const [{ backupProgressText }, { createProgressMeter, showsProgressStats }] = await Promise.all([render(), import("../render/progress-stats.js")]);
   let progress: Progress | null = ctx.output.progress(text);
+  const meter = showsProgressStats(ctx.output) ? createProgressMeter() : undefined;
   const onProgress = (event: BackupProgressEvent): void => {
-    const line = backupProgressText(event);
+    const line = backupProgressText(event, meter ? meter(event.phase, event.bytesDone, event.bytesTotal, "bytes") : "");
     if (progress) progress.update(line);
     else progress = ctx.output.progress(line);
   };
@@ -113,6 +115,21 @@ async function withProgress<T>(
   } finally {
     pause();
   }
+}
+
+/**
+ * `--output -`: refused on a terminal (archive bytes would flood it) and with --json (the one JSON document would
+ * follow the archive on stdout). Exit 2 before anything is read.
+ */
+function checkStreamOutput(command: Command): void {
+  if (process.stdout.isTTY) throw new UsageError("--output - writes the archive to stdout, which is a terminal here; pipe it (`| restic backup --stdin …`) or redirect it (`> file.tar`).", "invalid_option");
+  const o = command.optsWithGlobals() as Record<string, unknown>;
+  if (o.json === true) throw new UsageError("--json does not go with --output -: stdout carries only the archive; the summary goes to stderr (use --quiet in cron).", "invalid_option");
+}
+
+/** `-` as the archive: stdin must not be a terminal (nobody types an archive). */
+function checkStdinInput(): void {
+  if (process.stdin.isTTY) throw new UsageError("`-` reads the archive from stdin, which is a terminal here; pipe one in (`restic dump latest openclaw.tar | openclaw-state backup restore - …`).", "invalid_option");
 }
 
 /** `--workspace <recorded>=<dir>`, repeatable; a value without '=' is kept whole and refused as usage. */
@@ -163,8 +180,8 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
   backup
     .command("create")
     .description("write a verified .tar.zst/.tar.gz of the state dir (SQLite snapshots via VACUUM INTO), config, credentials and workspaces")
-    .option("--output <file|dir/>", "archive file (.tar.zst or .tar.gz), or a directory for the default name (default: <stateDir>-backups/)")
-    .option("--compression <zstd|gzip>", "archive compression (default: zstd on Node >= 22.15, else gzip; or the --output name's)")
+    .option("--output <file|dir/|->", "archive file (.tar.zst, .tar.gz or .tar), a directory for the default name (default: <stateDir>-backups/), or - for stdout (verified first; not a terminal, not with --json)")
+    .option("--compression <zstd|gzip|none>", "archive compression (default: zstd on Node >= 22.15, else gzip; or the --output name's); none: a plain tar for deduplicating stores (restic)")
     .option("--no-reuse", "snapshot every database afresh, even one unchanged since the last verified archive")
     .option("--no-verify", "skip re-reading and verifying the finished archive")
     .option("--dry-run", "plan and check everything, write nothing", false)
@@ -172,12 +189,17 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .option("--no-include-workspace", "leave the agent workspaces out")
     .addHelpText("after", "\nExamples:\n  $ openclaw-state backup create\n  $ openclaw-state backup create --output /mnt/backups/ --json\n  $ openclaw-state backup create --compression gzip   # readable by Node 20 and plain tar xzf")
     .action(async (opts: BackupCreateCommandOptions, command: Command) => {
-      const ctx = createCommandContext(command, host, opts.onlyConfig ? "write" : "read");
+      const toStdout = opts.output === "-";
+      if (toStdout) checkStreamOutput(command);
+      const base = createCommandContext(command, host, opts.onlyConfig ? "write" : "read");
+      // stdout carries only archive bytes: every human line goes to stderr.
+      const ctx: CommandContext = toStdout ? { ...base, output: { ...base.output, log: (line) => (base.output.quiet ? undefined : base.output.warn(line)), notice: (line) => base.output.warn(line) } } : base;
       const [{ createBackup }, { renderBackupCreate }] = await Promise.all([import("../../backup/create-backup.js"), render()]);
       const result = await withProgress(ctx, "Planning backup", (onProgress) =>
         createBackup({
           paths: ctx.paths,
-          output: opts.output,
+          output: toStdout ? undefined : opts.output,
+          stream: toStdout ? process.stdout : undefined,
           compression: opts.compression === undefined ? undefined : parseCompression(opts.compression),
           reuse: opts.reuse,
           verify: opts.verify,
@@ -187,7 +209,8 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
           onProgress,
         }),
       );
-      renderBackupCreate(ctx.output, result);
+      renderBackupCreate(ctx.output, toStdout && result.status === "completed" ? { ...result, archivePath: "stdout" } : result);
+      if (result.streamed) ctx.output.log(`  streamed ${result.streamed.bytes} bytes, sha256 ${result.streamed.sha256}`);
       host.setExitCode(0);
     });
 
@@ -198,9 +221,10 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .addHelpText("after", "\nExamples:\n  $ openclaw-state backup verify latest\n  $ openclaw-state backup verify 3f9a2c1e   # an ID from `backup list`\n  $ openclaw-state backup verify ~/.openclaw-backups/2025-01-02T03-04-05.678Z-openclaw-backup.tar.gz")
     .action(async (ref: string, _opts: unknown, command: Command) => {
       const ctx = createCommandContext(command, host);
-      const archive = await resolveArchiveArgument(ctx, ref);
-      const [{ verifyBackup }, { renderBackupVerify, verifyExitCode }] = await Promise.all([import("../../backup/verify-archive.js"), render()]);
-      const result = await withProgress(ctx, "Verifying", (onProgress) => verifyBackup(archive, { onProgress }));
+      const [{ verifyBackup, verifyBackupFromStream }, { renderBackupVerify, verifyExitCode }] = await Promise.all([import("../../backup/verify-archive.js"), render()]);
+      if (ref === "-") checkStdinInput();
+      const archive = ref === "-" ? "-" : await resolveArchiveArgument(ctx, ref);
+      const result = await withProgress(ctx, "Verifying", (onProgress) => (archive === "-" ? verifyBackupFromStream(process.stdin, { onProgress }) : verifyBackup(archive, { onProgress })));
       renderBackupVerify(ctx.output, result);
       host.setExitCode(verifyExitCode(result));
     });
@@ -222,11 +246,12 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     )
     .action(async (ref: string, opts: BackupRestoreCommandOptions, command: Command) => {
       const ctx = createCommandContext(command, host, opts.target ? "any" : "write");
-      const archive = await resolveArchiveArgument(ctx, ref);
-      const [{ restoreBackup }, { renderBackupRestore, renderRestoreConsent, restoreConsentSummary }] = await Promise.all([import("../../backup/restore-backup.js"), render()]);
+      if (ref === "-") checkStdinInput();
+      const archive = ref === "-" ? "-" : await resolveArchiveArgument(ctx, ref);
+      const [{ restoreBackup, restoreBackupFromStream }, { renderBackupRestore, renderRestoreConsent, restoreConsentSummary }] = await Promise.all([import("../../backup/restore-backup.js"), render()]);
       const workspaceDestinations = parseWorkspaceDestinations(opts.workspace, process.cwd());
       const result = await withProgress(ctx, "Reading archive", (onProgress, pauseProgress) =>
-        restoreBackup({
+        (archive === "-" ? (o: Parameters<typeof restoreBackup>[0]) => restoreBackupFromStream(process.stdin, o) : restoreBackup)({
           paths: ctx.paths,
           archivePath: archive,
           dryRun: opts.dryRun,
@@ -239,7 +264,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
           confirm: async (plan) => {
             if (opts.yes) return true;
             if (!ctx.output.canPrompt) {
-              throw new ConsentRequiredError(`${restoreConsentSummary(plan, opts.backup)} and needs consent: re-run with --yes (nothing was changed).`);
+              throw consentRequired({ what: restoreConsentSummary(plan, opts.backup), dryRun: true });
             }
             pauseProgress();
             renderRestoreConsent(ctx.output, plan, opts.backup);
@@ -296,7 +321,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
           confirm: async (remove) => {
             if (opts.yes) return true;
             if (!ctx.output.canPrompt) {
-              throw new ConsentRequiredError(`backup prune --pre-restore would delete ${remove.length} previous cop${remove.length === 1 ? "y" : "ies"} kept by restore (${remove.map((r) => r.path).join(", ")}) and needs consent: re-run with --yes (nothing was deleted).`);
+              throw consentRequired({ what: `backup prune --pre-restore would delete ${remove.length} previous cop${remove.length === 1 ? "y" : "ies"} kept by restore (${remove.map((r) => r.path).join(", ")})`, dryRun: true });
             }
             for (const r of remove) ctx.output.log(`  delete ${r.path}`);
             return ctx.output.confirm(`Delete these ${remove.length} previous cop${remove.length === 1 ? "y" : "ies"}?`);
@@ -317,7 +342,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
         confirm: async (remove) => {
           if (opts.yes) return true;
           if (!ctx.output.canPrompt) {
-            throw new ConsentRequiredError(`backup prune would delete ${remove.length} archive(s) from ${remove[0] ? remove[0].archivePath.replace(/[\\/][^\\/]*$/, "") : "the backup directory"} and needs consent: re-run with --yes (nothing was deleted).`);
+            throw consentRequired({ what: `backup prune would delete ${remove.length} archive(s) from ${remove[0] ? remove[0].archivePath.replace(/[\\/][^\\/]*$/, "") : "the backup directory"}`, dryRun: true });
           }
           for (const r of remove) ctx.output.log(`  delete ${r.archivePath}`);
           return ctx.output.confirm(`Delete these ${remove.length} archive(s)?`);

@@ -21,10 +21,11 @@ const PHASE_LABEL: Record<BackupProgressEvent["phase"], string> = {
 };
 
 /** Spinner text for a progress event: phase, bytes done (of total) and the current path. */
-export function backupProgressText(event: BackupProgressEvent): string {
+/** `stats` (percent, rate, ETA from progress-stats.ts) goes right after the byte counts, before the path. */
+export function backupProgressText(event: BackupProgressEvent, stats = ""): string {
   const bytes = event.bytesTotal ? `${formatBytes(event.bytesDone)} / ${formatBytes(event.bytesTotal)}` : event.bytesDone > 0 ? formatBytes(event.bytesDone) : "";
   const where = event.path ? ` ${event.path.length > 60 ? `…${event.path.slice(-59)}` : event.path}` : "";
-  return `${PHASE_LABEL[event.phase]}${bytes ? ` ${bytes}` : ""}${where}`;
+  return `${PHASE_LABEL[event.phase]}${bytes ? ` ${bytes}` : ""}${stats}${where}`;
 }
 
 function databasesLine(manifest: BackupManifest): string {
