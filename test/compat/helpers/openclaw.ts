@@ -1,6 +1,6 @@
 // Runs a pinned OpenClaw release's CLI in a throwaway sandbox (own HOME, state dir, tmp), under a deadline.
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -98,6 +98,8 @@ export interface RunOptions {
   /** Extra variables on top of the isolated environment. */
   env?: Record<string, string>;
   cwd?: string;
+  /** runDoctorFix only: written as the copy's openclaw.json (over the tree's own) before the doctor runs. */
+  config?: object;
 }
 
 export interface RunResult {
@@ -194,6 +196,7 @@ export interface DoctorRun {
 export async function runDoctorFix(install: OpenClawInstall, fixtureDir: string, options: RunOptions = {}): Promise<DoctorRun> {
   const sandbox = makeSandbox(`doctor-${install.version}`);
   cpSync(fixtureDir, sandbox.stateDir, { recursive: true });
+  if (options.config) writeFileSync(join(sandbox.stateDir, "openclaw.json"), JSON.stringify(options.config, null, 2), { mode: 0o600 });
   const result = await runOpenClaw(install, sandbox, ["doctor", "--fix", "--non-interactive", "--yes"], options);
   return {
     sandbox,

@@ -15,7 +15,7 @@ export interface RowRules {
    * instead of against the other side; a value that does not match its own row is compared as usual.
    */
   derived?: Record<string, (row: Record<string, string | number | null>) => string | null>;
-  /** Rows (`[label]`), cells (`[label].column`) or top-level keys of a JSON cell (`[label].column.key`) a KNOWN entry names: not compared. */
+  /** Rows (`[label]`), cells (`[label].column`) or keys of a JSON cell (`[label].column.key`, `key.sub` for a nested object's key) a KNOWN entry names: not compared. */
   knownRows?: Array<{ label: string; column?: string; jsonKey?: string }>;
   /** Generated values (random ids, ids each writer's codec derives its own way) rewritten to a placeholder on both sides, wherever they appear in a text cell. */
   generatedIds?: Array<{ pattern: RegExp; placeholder: string }>;
@@ -150,12 +150,17 @@ export function compareRows(label: string, theirs: TableRows, ours: TableRows, k
   return out;
 }
 
-/** A normalized JSON-object cell without the named top-level keys (any other cell as it is). */
+/** A normalized JSON-object cell without the named keys, `a.b` naming key b of the object at a (any other cell as it is). */
 function withoutKeys(cell: string | number | null | undefined, keys: string[]): string {
   const text = String(cell);
   if (!text.startsWith("json:{")) return text;
   const value = JSON.parse(text.slice(5)) as Record<string, unknown>;
-  for (const k of keys) delete value[k];
+  for (const k of keys) {
+    const path = k.split(".");
+    let parent: unknown = value;
+    for (const part of path.slice(0, -1)) parent = parent && typeof parent === "object" ? (parent as Record<string, unknown>)[part] : undefined;
+    if (parent && typeof parent === "object") delete (parent as Record<string, unknown>)[path.at(-1)!];
+  }
   return `json:${JSON.stringify(value)}`;
 }
 
