@@ -45,11 +45,15 @@ const cache = "runtime cache: rebuilt on demand, not imported";
 const pluginMigration = (owner: string, target: string): string => `imported by the ${owner} plugin's own migration into ${target}`;
 
 /**
- * OpenClaw 2026.9.6's doctor imports only "primary" transcripts: a compaction checkpoint stays where it is, and the
- * session entry's `compactionCheckpoints[].preCompaction.sessionFile` (kept in entry_json) still names it.
+ * OpenClaw 2026.9.6's doctor imports only "primary" transcripts, never a compaction checkpoint: the session entry's
+ * `compactionCheckpoints[].preCompaction.sessionFile` (kept in entry_json) names it, and ours leaves the file here.
+ * 2026.9.6 knows a checkpoint only by a UUID id (artifacts.ts: COMPACTION_CHECKPOINT_TRANSCRIPT_RE). Another id
+ * (`<sessionId>.checkpoint.3.jsonl`) it lists as a primary transcript, then refuses to import, as its header's id is
+ * not the file name's (`historical_transcript_deferred`: "Primary transcript header does not match its original
+ * filename"): nothing of it becomes a session there either, so ours keeps every id as a checkpoint.
  */
 const CHECKPOINT_REASON =
-  "compaction checkpoint (the transcript as it was before a compaction): OpenClaw 2026.9.6 keeps it in place, named by its session entry's compactionCheckpoints; never imported as a session";
+  "compaction checkpoint (the transcript as it was before a compaction): OpenClaw 2026.9.6 never imports it, its session entry's compactionCheckpoints names it (one with a non-UUID id, `.checkpoint.3`, it reads as a transcript whose header names another session and does not import either); kept in place, never imported as a session";
 
 /** `<sessionId>.checkpoint.<checkpointId>.jsonl` (OpenClaw writes a UUID as the id; a plain number is read the same way). */
 const CHECKPOINT_NAME = /^.+\.checkpoint\.[^./]+\.jsonl$/;

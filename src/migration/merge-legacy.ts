@@ -248,6 +248,10 @@ function describeMerges(run: { changes: string[]; warnings: string[] }, merges: 
     if (appended > 0) parts.push(`${appended} transcript event(s) appended to ${m.appended.length} session(s)`);
     if (sum("replaced") > 0) parts.push(`${sum("replaced")} older row(s) replaced`);
     run.changes.push(`merged into ${m.livePath}: ${parts.join(", ")}`);
+    // A session an earlier run could only file under its placeholder key now has its index: it takes the index's key.
+    for (const c of m.claimed) {
+      run.changes.push(`session ${c.sessionId} moved from ${c.from} (an earlier run found no index naming it) to ${c.to}, the key this run's index gives it, in ${m.livePath}; the placeholder rows are kept in ${m.keptRowsPath}`);
+    }
     // The freshness rule: a legacy record never overwrites a row the runtime changed after it. Each is named.
     for (const k of m.keptNewer.slice(0, NAMED_ROWS)) {
       run.warnings.push(`kept OpenClaw's newer row ${k.table} ${k.key} in ${m.livePath} (runtime ${k.liveUpdatedAt ?? "no time"}, legacy file ${k.stagedUpdatedAt ?? "no time"}); the legacy record is kept in ${m.keptRowsPath}`);

@@ -116,19 +116,6 @@ const OPENAI_ROUTING = "9.6's doctor clears stale OpenAI session routing (model,
  */
 const OC3328_OPEN: Record<string, string> = {
   plugin_state_entries: "OPEN: logs/config-audit.jsonl — 9.6 imports its 6 lines into diagnostic_events (scope config-audit, key legacy:config:<generation>:<n>:<hash>); ours into plugin_state_entries (core/config-audit, key <n>:<hash>)",
-  session_conversations: "OPEN: the main session's conversation link — 9.6 role `participant`, ours `primary`",
-  [`session_windows[${OC3328.main.window}].primary_conversation_id`]: "OPEN: 9.6 null (the link is a participant), ours the conversation id",
-  [`session_windows[${OC3328.main.window}].channel`]: "OPEN: 9.6 `cron-event` (from origin.provider), ours null",
-  [`session_nodes[${OC3328.main.key}].entry_json.delivery`]: "OPEN: 9.6 folds deliveryContext {to: heartbeat} + origin {provider: cron-event} into an external cron-event route; ours writes {kind: none}",
-  ...Object.fromEntries(
-    [OC3328.main.window, OC3328.opsMain.window].flatMap((w) => [
-      [`session_windows[${w}].created_at`, "OPEN: 9.6 the entry's startedAt, ours its updatedAt"],
-      [`session_windows[${w}].started_at`, "OPEN: 9.6 the entry's startedAt, ours null"],
-    ]),
-  ),
-  [`session_windows[${OC3328.opsCron.window}].updated_at`]: "OPEN: 9.6 the entry's updatedAt (1796472020463), ours the transcript's last event (1796472073251)",
-  [`session_windows[${OC3328.opsCron.window}].transcript_observed_at`]: "OPEN: 9.6 stamps the import time, ours the entry's updatedAt",
-  ...Object.fromEntries(OC3328_NODES.map((k) => [`session_nodes[${k}].entry_json.skillsSnapshot.resolvedSkills`, "OPEN: 9.6 drops skillsSnapshot.resolvedSkills (a runtime cache naming the package's skill paths), ours keeps it"])),
 };
 
 /**
@@ -175,6 +162,8 @@ const KNOWN: Record<string, Record<string, string>> = {
       ]),
     ),
     [`session_windows[${OC3328.main.window}].updated_at`]: TITLE_REPAIR,
+    // The title repair rewrites the entry, which re-stamps its conversation link as seen now.
+    [`session_conversations[${OC3328.main.window}, ${OC3328.main.conversation}, participant].last_seen_at`]: TITLE_REPAIR,
     ...Object.fromEntries(
       OC3328_OPENAI_NODES.flatMap((k) => [
         [`session_nodes[${k}].updated_at`, OPENAI_ROUTING],

@@ -33,18 +33,18 @@ describe("sessions.json routing projection", () => {
     expect(links).toEqual(["s-dc", "s-last", "s-origin", "s-same-peer"].map((session_id) => ({ session_id, role: "primary" })));
   });
 
-  it("keeps entry_json compatibility-shaped: no origin, no file-era pointers, aliases renamed", async () => {
+  it("keeps entry_json compatibility-shaped: origin kept for the upgrade, no file-era pointers, aliases renamed", async () => {
     const { paths } = makeTempState("migration/routing");
     await migrate(paths);
     const entries = rows<{ session_key: string; entry_json: string }>(agentDbFile(paths), "SELECT session_key, entry_json FROM session_entries");
     const byKey = Object.fromEntries(entries.map((e) => [e.session_key, JSON.parse(e.entry_json) as Row]));
-    expect(byKey["agent:main:main"]).not.toHaveProperty("origin");
     expect(byKey["agent:main:main"]).not.toHaveProperty("sessionFile");
     expect(byKey["agent:main:main"]).toMatchObject({ sessionId: "s-dc", updatedAt: 1000, deliveryContext: { channel: "Telegram", threadId: 42 } });
     expect(byKey["agent:main:discord:group:g1"]).toMatchObject({ groupChannel: "#general", lastChannel: "discord" });
     expect(byKey["agent:main:discord:group:g1"]).not.toHaveProperty("room");
     expect(byKey["agent:main:discord:group:g1"]).not.toHaveProperty("lastProvider");
-    expect(byKey["agent:main:slack:direct:u1"]).not.toHaveProperty("origin");
+    // The route's origin stays for the format upgrade, which folds it into `delivery` as OpenClaw's doctor does.
+    expect(byKey["agent:main:slack:direct:u1"]).toHaveProperty("origin");
   });
 });
 

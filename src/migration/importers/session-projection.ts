@@ -63,8 +63,11 @@ export const PROJECTED_FIELDS = [
   "provider", "providerOverride", "sessionEndedAt", "sessionStartedAt", "spawnedBy", "status", "subject",
 ] as const;
 
-/** Left out of entry_json as the file has it: consumed (`origin`), file-era pointers, and the fields re-added normalized. */
-export const ENTRY_JSON_OMITTED = new Set<string>(["origin", ...FILE_ERA_FIELDS, "updatedAt", "sessionId", "provider", "lastProvider", "room"]);
+/**
+ * Left out of entry_json as the file has it: file-era pointers and the fields re-added normalized. `origin` stays:
+ * the format upgrade folds it with the other route fields into `delivery`, as OpenClaw's doctor does.
+ */
+export const ENTRY_JSON_OMITTED = new Set<string>([...FILE_ERA_FIELDS, "updatedAt", "sessionId", "provider", "lastProvider", "room"]);
 
 /**
  * The keys entry_json gets at its end, normalized: the trimmed sessionId, a string `provider` renamed `channel`,
@@ -84,10 +87,9 @@ export function entryJsonTail(fields: Record<string, unknown>, sessionId: string
   return JSON.stringify(extra).slice(1, -1);
 }
 
-/** entry_json: the compatibility-shaped entry minus `origin` (consumed by the projection) and file-era pointers. */
+/** entry_json: the compatibility-shaped entry minus file-era pointers. */
 export function entryJsonFor(entry: Obj, updatedAt: number): string {
   const out: Obj = { ...entry, updatedAt };
-  delete out.origin;
   for (const field of FILE_ERA_FIELDS) delete out[field];
   return JSON.stringify(out);
 }

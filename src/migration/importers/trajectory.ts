@@ -110,7 +110,8 @@ function importTrajectory(db: AgentDatabase, source: PlannedSource, ctx: AgentIm
     const key = recoveredSessionKey(ctx.agentId, sessionId);
     const at = Math.max(0, Math.trunc(source.mtimeMs));
     db.prepare("INSERT INTO sessions (session_id, session_key, session_scope, created_at, updated_at) VALUES (?, ?, 'conversation', ?, ?)").run(sessionId, key, at, at);
-    notes.push(`no session ${sessionId} in the index or transcripts: its run events are kept under ${key}`);
+    // A later run that brings the session's index moves the session (events included) under the index's key.
+    notes.push(`no session ${sessionId} in the index or transcripts: its run events are kept under ${key} (if its index turns up later, \`doctor --fix\` moves them to the key it names)`);
   } else if (isOrphanSessionKey(existing)) {
     // A recovered transcript's session, or the `orphan:` placeholder an earlier release wrote: the events join it.
     notes.push(`session ${sessionId} is unindexed: its run events are kept under ${existing}`);

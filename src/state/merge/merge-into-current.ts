@@ -37,6 +37,11 @@
 //  5. The kept-rows file is a new SQLite file (0600; refused when something is there), created only when a row is
 //     kept: one table merge_kept (side, table_name, key_json, row_json with BLOBs as {"$base64": …}, live_updated_at,
 //     staged_updated_at, kept_at). It is committed before the live transaction, so every change has its kept copy.
+//  6. Placeholder keys (agent databases): a session the live file holds under `agent:<id>:recovered:<sessionId>` (or
+//     the older `orphan:` key) — filed there because no index named it — and the staged file under another key takes
+//     the staged key: before the tables merge, the live window gets the staged row (whose NULL columns the caller
+//     filled from the live one), rows keyed by the placeholder move, and the placeholder node, left without windows,
+//     goes; both old rows are kept. Its transcript and run events stay on the window (placeholder-keys.ts).
 import Database from "better-sqlite3";
 import { DatabaseError, OperationError } from "../../core/errors.js";
 import { defaultBusyTimeoutMs } from "../busy-timeout.js";
@@ -45,6 +50,7 @@ import { pathExists } from "../private-fs.js";
 import { KeptRows } from "./kept-rows.js";
 import { mergeTable, type MergeContext, type MergeTableCounts, type RowDecision } from "./merge-table.js";
 import { mergeTranscripts, TRANSCRIPT_TABLES, type Appended, type TranscriptConflict } from "./merge-transcripts.js";
+import { claimPlaceholders, type ClaimedPlaceholder } from "./placeholder-keys.js";
 import { BOOKKEEPING_TABLES, derivedTables, importableRows, quoteId, tableShape, writeOrder } from "./table-shape.js";
 
 export type { MergeTableCounts } from "./merge-table.js";
@@ -79,6 +85,8 @@ export interface MergeReport {
   transcriptConflicts: TranscriptConflict[];
   /** Session ids with any conflict: the caller keeps their legacy file in place. */
   conflictedSessions: string[];
+  /** Live sessions filed under a placeholder key that moved to the key of the staged index (rule 6). */
+  claimed: ClaimedPlaceholder[];
 }
 
 function openChecked(file: string, role: "global" | "agent", readonly: boolean): Database.Database {
@@ -128,13 +136,17 @@ export function mergeIntoCurrent(options: MergeOptions): MergeReport {
   }
   const kept = new KeptRows(options.keptRowsPath, options.now);
   const report: MergeReport = {
-    role: options.role, livePath: options.livePath, keptRowsPath: null, tables: {}, keptNewer: [], replaced: [], appended: [], transcriptConflicts: [], conflictedSessions: [],
+    role: options.role, livePath: options.livePath, keptRowsPath: null, tables: {}, keptNewer: [], replaced: [], appended: [], transcriptConflicts: [], conflictedSessions: [], claimed: [],
   };
   const ctx: MergeContext = { live, staged, kept, keptNewer: report.keptNewer, replaced: report.replaced, credibleBefore: options.credibleBefore ?? options.now };
   try {
     live.pragma("foreign_keys = ON"); // outside the transaction: inside one the pragma is a no-op
     live.exec("BEGIN IMMEDIATE");
     const written: string[] = [];
+    if (options.role === "agent") {
+      report.claimed = claimPlaceholders(live, staged, kept);
+      if (report.claimed.length > 0) written.push("session_nodes", "session_windows");
+    }
     const transcripts = options.role === "agent" ? new Set<string>(TRANSCRIPT_TABLES) : new Set<string>();
     let transcriptsDone = false;
     for (const shape of tablesToMerge(live, staged)) {

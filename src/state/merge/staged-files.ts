@@ -6,6 +6,7 @@ import { OPENCLAW_CURRENT } from "../db-format.js";
 import { checkOwnedPath } from "../owned-path.js";
 import { ensurePrivateDirBelow, fsyncDir } from "../private-fs.js";
 import { defaultBusyTimeoutMs } from "../busy-timeout.js";
+import { fillClaimedWindows, findPlaceholderClaims } from "./placeholder-keys.js";
 
 /**
  * Tables of a staging global copy that describe the staging state itself, not imported data: its agent registry
@@ -91,15 +92,25 @@ export interface AdoptedSessionKey {
  */
 export function adoptLiveSessionKeys(stagedFile: string, liveFile: string): AdoptedSessionKey[] {
   const live = new Database(liveFile, { readonly: true, fileMustExist: true });
+  let staged: Database.Database | null = null;
   let liveKeys: Map<string, string>;
   try {
+    staged = new Database(stagedFile);
     live.pragma(`busy_timeout = ${defaultBusyTimeoutMs()}`);
     liveKeys = new Map((live.prepare("SELECT session_id, session_key FROM session_windows").all() as Array<{ session_id: string; session_key: string }>).map((r) => [r.session_id, r.session_key]));
+    // The other way round: a live placeholder key (recovered/orphan) yields to the key this run's index gives the
+    // session (placeholder-keys.ts, applied inside the merge); the staged window is not re-keyed.
+    const claims = findPlaceholderClaims(staged, live);
+    for (const c of claims) liveKeys.delete(c.sessionId);
+    fillClaimedWindows(staged, live, claims);
+  } catch (error) {
+    staged?.close();
+    throw error;
   } finally {
     live.close();
   }
+  const db = staged;
   const adopted: AdoptedSessionKey[] = [];
-  const db = new Database(stagedFile);
   try {
     // Scratch rows are re-keyed in two steps (window first, then its node goes): the checks would refuse the middle.
     db.pragma("foreign_keys = OFF");

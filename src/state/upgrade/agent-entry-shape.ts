@@ -1,5 +1,6 @@
 // Session entry_json in OpenClaw 2026.9.6's shape (legacy route fields -> `delivery`) and its conversation identity, as its doctor writes them (docs/openclaw-format/agent-db.md §2, §5).
 import crypto from "node:crypto";
+import { isCanonicalDelivery, LEGACY_DELIVERY_KEYS, legacyDelivery } from "./legacy-delivery.js";
 
 export type Entry = Record<string, unknown>;
 
@@ -19,8 +20,6 @@ export interface ConversationIdentity {
   threadId: string | null;
 }
 
-/** Fields 9.6 folds into `delivery`; they never survive in its entry_json (§2.1 "Removed keys"). */
-const ROUTE_FIELDS = ["deliveryContext", "lastChannel", "lastTo", "lastAccountId", "lastThreadId", "channel", "origin"] as const;
 /** Retired file-era pointers: 9.6 drops them because the transcript now lives in the same database. */
 const RETIRED_FIELDS = ["sessionFile", "transcriptPath"] as const;
 
@@ -47,29 +46,6 @@ export interface Route {
 }
 
 /**
- * The legacy route groups in the precedence 9.6 showed: `last*` beats `deliveryContext`, which beats a bare
- * `origin`. A group is taken whole (never mixing fields of two routes), and only with both a channel and a target.
- */
-function pickRoute(entry: Entry): Route | undefined {
-  const dc = isRecord(entry.deliveryContext) ? entry.deliveryContext : {};
-  const origin = isRecord(entry.origin) ? entry.origin : {};
-  const candidates: Array<Record<string, unknown>> = [
-    { channel: entry.lastChannel ?? entry.channel, to: entry.lastTo, accountId: entry.lastAccountId, threadId: entry.lastThreadId },
-    { channel: dc.channel, to: dc.to, accountId: dc.accountId, threadId: dc.threadId },
-    { channel: origin.provider, to: origin.to, accountId: origin.accountId, threadId: origin.threadId },
-  ];
-  for (const c of candidates) {
-    const channel = str(c.channel)?.toLowerCase();
-    const to = str(c.to);
-    if (!channel || !to) continue;
-    const accountId = str(c.accountId);
-    const threadId = threadText(c.threadId);
-    return { channel, to, ...(accountId ? { accountId } : {}), ...(threadId ? { threadId } : {}) };
-  }
-  return undefined;
-}
-
-/**
  * OpenClaw's session-store migration (`applySessionStoreMigrations`): a string `provider` becomes `channel` when
  * `channel` is not a string — set in place (appended when absent) and `provider` removed; otherwise unchanged.
  */
@@ -82,55 +58,44 @@ export function withLegacyProviderAsChannel(raw: Entry): Entry {
 
 /**
  * entry_json as 9.6's importer stores it: `sessionId`/`updatedAt` forced to the row's identity (9.6's readers
- * reject a row whose JSON disagrees with its columns), file pointers dropped, legacy route fields replaced by a
- * `delivery` object (`{"kind":"none"}` when there is no complete route). Every other field is kept as it was.
+ * reject a row whose JSON disagrees with its columns), file pointers and `skillsSnapshot.resolvedSkills` (a runtime
+ * cache 9.6 never persists) dropped, legacy route fields folded into one `delivery` state as 9.6's doctor folds
+ * them (./legacy-delivery.ts). Every other field is kept as it was.
  */
 export function normalizeEntry(raw: Entry, sessionId: string, updatedAt: number, fallbackRoute?: Route): NormalizedEntry {
   const notes: string[] = [];
   raw = withLegacyProviderAsChannel(raw);
   if (raw.sessionId !== undefined && raw.sessionId !== sessionId) notes.push(`entry sessionId ${JSON.stringify(raw.sessionId)} replaced by the routed session id ${sessionId}`);
   if (raw.updatedAt !== undefined && raw.updatedAt !== updatedAt) notes.push(`entry updatedAt ${JSON.stringify(raw.updatedAt)} replaced by the row's ${updatedAt}`);
+  const hadRouteFields = LEGACY_DELIVERY_KEYS.some((f) => f in raw);
   const entry: Entry = { sessionId, updatedAt };
   for (const [key, value] of Object.entries(raw)) {
     if (key === "sessionId" || key === "updatedAt") continue;
     if ((RETIRED_FIELDS as readonly string[]).includes(key)) continue;
-    if (isRecord(raw.delivery)) {
-      entry[key] = value;
-      continue;
-    }
-    if ((ROUTE_FIELDS as readonly string[]).includes(key)) continue;
+    if ((LEGACY_DELIVERY_KEYS as readonly string[]).includes(key)) continue;
     entry[key] = value;
   }
-  if (isRecord(raw.delivery)) return { entry, notes };
-  const hadRouteFields = ROUTE_FIELDS.some((f) => raw[f] !== undefined);
-  // Our design-v1 importer consumed some route fields (a bare `origin`) into the session's primary conversation
-  // and left none in the entry; that conversation is then the only record of the route.
-  let route = pickRoute(raw);
-  if (!route && !hadRouteFields && fallbackRoute) {
-    route = fallbackRoute;
-    notes.push(`delivery rebuilt from the session's design-v1 primary conversation (${route.channel} ${JSON.stringify(route.to)}), the entry itself holding no route`);
+  if (isRecord(entry.skillsSnapshot) && entry.skillsSnapshot.resolvedSkills !== undefined) {
+    const { resolvedSkills: _cache, ...snapshot } = entry.skillsSnapshot;
+    entry.skillsSnapshot = snapshot;
   }
-  if (!route) {
-    if (hadRouteFields) notes.push(`route fields without both a channel and a target were dropped (delivery {"kind":"none"}), as OpenClaw's importer does`);
-    entry.delivery = { kind: "none" };
-    return { entry, notes };
+  const existing = raw.delivery;
+  if (isCanonicalDelivery(existing) && !hadRouteFields) return { entry, notes };
+  // Our design-v1 importer (before it kept `origin`) consumed a bare origin into the session's primary conversation
+  // and left no route field in the entry; that conversation is then the only record of the route.
+  let source: Entry = raw;
+  if (!hadRouteFields && !isCanonicalDelivery(existing) && fallbackRoute) {
+    source = { lastChannel: fallbackRoute.channel, lastTo: fallbackRoute.to, lastAccountId: fallbackRoute.accountId, lastThreadId: fallbackRoute.threadId };
+    notes.push(`delivery rebuilt from the session's design-v1 primary conversation (${fallbackRoute.channel} ${JSON.stringify(fallbackRoute.to)}), the entry itself holding no route`);
   }
-  const origin = isRecord(raw.origin)
-    ? raw.origin
-    : { provider: route.channel, to: route.to, ...(route.accountId ? { accountId: route.accountId } : {}), ...(route.threadId ? { threadId: route.threadId } : {}) };
-  entry.delivery = {
-    kind: "external",
-    route: {
-      channel: route.channel,
-      ...(route.accountId ? { accountId: route.accountId } : {}),
-      target: { to: route.to },
-      ...(route.threadId ? { thread: { id: route.threadId } } : {}),
-    },
-    context: { channel: route.channel, to: route.to, ...(route.accountId ? { accountId: route.accountId } : {}), ...(route.threadId ? { threadId: route.threadId } : {}) },
-    origin,
-  };
+  const migrated = legacyDelivery(source);
+  // As 9.6: a canonical delivery the entry already has wins, unless the legacy fields recover a route it lacks.
+  const recover = isCanonicalDelivery(existing) && (((existing as Entry).kind === "none" && migrated.kind !== "none") || ((existing as Entry).kind === "internal" && migrated.kind === "external"));
+  entry.delivery = isCanonicalDelivery(existing) && !recover ? existing : migrated;
+  if (hadRouteFields && migrated.kind === "none" && entry.delivery === migrated) notes.push(`route fields without a channel or target were dropped (delivery {"kind":"none"}), as OpenClaw's importer does`);
   // 9.6 copies the chat type a bare origin carried when the entry itself had none.
-  if (entry.chatType === undefined && isRecord(raw.origin) && typeof raw.origin.chatType === "string") entry.chatType = raw.origin.chatType;
+  const originChatType = isRecord(raw.origin) ? raw.origin.chatType : undefined;
+  if ((entry.chatType === undefined || entry.chatType === null) && (originChatType === "direct" || originChatType === "group" || originChatType === "channel")) entry.chatType = originChatType;
   return { entry, notes };
 }
 

@@ -102,6 +102,8 @@ export function upgradeSessions(ctx: AgentUpgradeContext): Set<string> {
 
   for (const node of nodes.values()) writeNode(ctx, node);
   const lastEvent = lastEventTimes(ctx);
+  const keysPerSession = new Map<string, number>();
+  for (const node of nodes.values()) keysPerSession.set(node.sessionId, (keysPerSession.get(node.sessionId) ?? 0) + 1);
   const windows = new Set<string>();
   for (const s of sessions) {
     const key = windowKey.get(s.session_id)!;
@@ -115,17 +117,23 @@ export function upgradeSessions(ctx: AgentUpgradeContext): Set<string> {
     const scope = current ? sessionScope(chatType, key) : s.session_scope;
     if (scope !== s.session_scope) ctx.note("agent.window.scope", `session ${s.session_id}: session_scope ${scope} (OpenClaw's rule for chat type ${chatType ?? "none"} on ${key}) instead of the design-v1 ${s.session_scope}.`);
     const projected = current ? deliveryProjection(entry) : { channel: s.channel, accountId: s.account_id };
+    const fromEntry = current ? windowEntryColumns(entry, node.updatedAt) : null;
+    // 9.6 writes a key's entry and then its transcript, each event moving the window's updated_at. A session a second
+    // key names (a cron job's key and its `:run:` key) is written once more after its transcript is in: the window ends
+    // at that entry's updatedAt, observed at the import's time.
+    const rewritten = current && last !== null && (keysPerSession.get(s.session_id) ?? 0) > 1;
     ctx.insert("session_windows", {
       session_id: s.session_id, session_key: key, previous_session_id: trimmedOrNull(entry.previousSessionId), reason: null,
-      session_scope: scope, created_at: s.created_at,
+      session_scope: scope, created_at: fromEntry?.created_at ?? s.created_at,
       // 9.6's importer leaves a window at its last event's time; never earlier than our own row says.
-      updated_at: last === null ? s.updated_at : Math.max(s.updated_at, last),
-      transcript_updated_at: last, transcript_observed_at: current ? node.updatedAt : s.updated_at,
+      updated_at: rewritten ? node.updatedAt : last === null ? s.updated_at : Math.max(s.updated_at, last),
+      transcript_updated_at: last, transcript_observed_at: rewritten ? ctx.now : current ? node.updatedAt : s.updated_at,
       session_entry_provenance: 1, acp_owned: isRecord(entry.acp) ? 1 : 0, plugin_owner_id: trimmedOrNull(entry.pluginOwnerId),
-      hook_external_content_source: hookSource(entry.hookExternalContentSource), started_at: s.started_at, ended_at: s.ended_at,
-      status: s.status, chat_type: chatType, channel: projected.channel, account_id: projected.accountId,
-      primary_conversation_id: primaryOf.get(s.session_id) ?? null, model_provider: s.model_provider, model: s.model,
-      agent_harness_id: s.agent_harness_id, parent_session_key: s.parent_session_key, spawned_by: s.spawned_by, display_name: s.display_name,
+      hook_external_content_source: hookSource(entry.hookExternalContentSource), status: s.status, started_at: s.started_at, ended_at: s.ended_at,
+      chat_type: chatType, channel: projected.channel, account_id: projected.accountId, primary_conversation_id: primaryOf.get(s.session_id) ?? null,
+      model_provider: s.model_provider, model: s.model, agent_harness_id: s.agent_harness_id, parent_session_key: s.parent_session_key,
+      spawned_by: s.spawned_by, display_name: s.display_name,
+      ...fromEntry,
     });
     windows.add(s.session_id);
   }
@@ -267,6 +275,27 @@ function primaryRoutes(conversations: V1Conversation[], links: V1SessionConversa
 function effectiveChatType(entry: Entry, s: V1Session): string | null {
   const t = entry.chatType;
   return t === "direct" || t === "group" || t === "channel" ? t : s.chat_type;
+}
+
+/**
+ * The columns 9.6 projects from a current window's entry (its `bindSessionRoot`): created_at from the first time it
+ * finds (sessionStartedAt, startedAt, updatedAt), started_at/ended_at/status/model/display name from the entry's own
+ * fields. The design-v1 row read some of them from other fields (sessionStartedAt, modelOverride), so the entry decides.
+ */
+function windowEntryColumns(entry: Entry, updatedAt: number) {
+  const firstTime = [entry.sessionStartedAt, entry.startedAt, entry.updatedAt].find((t): t is number => typeof t === "number" && Number.isFinite(t) && t >= 0);
+  return {
+    created_at: firstTime ?? updatedAt,
+    started_at: finiteOrNull(entry.startedAt),
+    ended_at: finiteOrNull(entry.endedAt),
+    status: enumOrNull(entry.status, STATUS),
+    model_provider: trimmedOrNull(entry.modelProvider),
+    model: trimmedOrNull(entry.model),
+    agent_harness_id: trimmedOrNull(entry.agentHarnessId),
+    parent_session_key: trimmedOrNull(entry.parentSessionKey),
+    spawned_by: trimmedOrNull(entry.spawnedBy),
+    display_name: trimmedOrNull(entry.displayName) ?? trimmedOrNull(entry.label) ?? trimmedOrNull(entry.subject) ?? trimmedOrNull(entry.groupId),
+  };
 }
 
 function hookSource(value: unknown): string | null {

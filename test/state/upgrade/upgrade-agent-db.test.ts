@@ -112,11 +112,26 @@ describe("upgradeAgentDb", () => {
       { conversation_id: "conv_c5d73507380ede737eae5ac3f546c6d6", role: "primary" },
       { conversation_id: "conv_dc816e4845576994ac0d2ff3db9ce0da", role: "related" },
     ]);
-    // Our importer moved the bare `origin` route into the primary conversation: the delivery is rebuilt from it.
-    expect(entry("agent:main:slack:direct:u1").delivery).toMatchObject({ kind: "external", route: { channel: "slack", accountId: "ws1", target: { to: "u1" } } });
+    // A bare `origin` is folded into delivery as 9.6 folds it (the origin kept whole inside it).
+    const slack = entry("agent:main:slack:direct:u1");
+    expect(slack.delivery).toMatchObject({ kind: "external", route: { channel: "slack", accountId: "ws1", target: { to: "u1" } }, origin: { provider: "slack", surface: "dm", from: "u1" } });
+    expect(slack).not.toHaveProperty("origin");
     expect(cli(target, "SELECT channel, account_id FROM session_windows WHERE session_id = 's-dc'")).toEqual([{ channel: "discord", account_id: null }]);
-    expect(result.notes.map((n) => n.code)).toEqual(expect.arrayContaining(["agent.session-conversation.demoted", "agent.entry.normalized"]));
+    expect(result.notes.map((n) => n.code)).toEqual(expect.arrayContaining(["agent.session-conversation.demoted"]));
     expect(cli(target, "PRAGMA foreign_key_check")).toEqual([]);
+
+    // An earlier openclaw-state consumed a bare origin into the primary conversation and kept no route field: the
+    // delivery is rebuilt from that conversation.
+    const older = path.join(makeTempDir(), "older.sqlite");
+    fs.copyFileSync(source, older);
+    execFileSync("sqlite3", ["-bail", older, "UPDATE session_entries SET entry_json = json_remove(entry_json, '$.origin') WHERE session_id = 's-origin'"]);
+    const olderTarget = path.join(makeTempDir(), "agent.sqlite");
+    const rebuilt = upgradeAgentDb({ source: older, target: olderTarget, agentId: "main" });
+    const olderEntry = JSON.parse(cli(olderTarget, "SELECT entry_json FROM session_nodes WHERE session_key = 'agent:main:slack:direct:u1'")[0]!.entry_json as string) as Record<string, unknown>;
+    expect(olderEntry.delivery).toMatchObject({ kind: "external", route: { channel: "slack", accountId: "ws1", target: { to: "u1" } } });
+    expect(rebuilt.notes.filter((n) => n.code === "agent.entry.normalized").map((n) => n.message)).toEqual(
+      expect.arrayContaining([expect.stringContaining("delivery rebuilt from the session's design-v1 primary conversation")]),
+    );
   }, 60_000);
 
   it("names keys of another agent that the design-v1 file holds, and keeps them", async () => {

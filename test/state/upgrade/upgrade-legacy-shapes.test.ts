@@ -65,7 +65,8 @@ describe("legacy shapes after the upgrade to OpenClaw's format", () => {
     const entry = (key: string): Record<string, unknown> =>
       JSON.parse(cli<{ entry_json: string }>(target, `SELECT entry_json FROM session_nodes WHERE session_key = '${key}'`)[0]!.entry_json) as Record<string, unknown>;
     const slack = entry("agent:main:slack:channel:c42");
-    expect(slack.delivery).toMatchObject({ kind: "external", route: { channel: "slack", accountId: "T1", target: { to: "channel:C42" } } });
+    // 9.6 canonicalizes account ids to lower case (its normalizeOptionalAccountId); the origin keeps what was written.
+    expect(slack.delivery).toMatchObject({ kind: "external", route: { channel: "slack", accountId: "t1", target: { to: "channel:C42" } } });
     expect(slack).not.toHaveProperty("provider");
     expect(slack).not.toHaveProperty("channel");
     const nullChannel = entry("agent:main:discord:group:g1");
