@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Writable } from "node:stream";
 import { collectGarbage } from "../core/heap.js";
+import { interruptSignal } from "../core/interrupt.js";
 import { NotFoundError, OperationError, UsageError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { ensurePrivateDir } from "../state/private-fs.js";
@@ -11,7 +12,7 @@ import { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput, resolveStreamOutput, streamArchiveFile, type ArchiveOutput } from "./archive-output.js";
 import { planAssets, type AssetPlan } from "./asset-plan.js";
 import { ARCHIVE_EXTENSIONS, type Compression } from "./compression.js";
-import { createPrivateStaging, STAGING_PREFIX, sweepStaleStaging, type PrivateStaging } from "./private-temp.js";
+import { createPrivateStaging, type PrivateStaging } from "./private-temp.js";
 import { findReuseCandidates, type LedgerReuseRow, type ReuseRefusal, type ReuseRecord, type ReuseSearch } from "./snapshot-reuse.js";
 import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, BackupPurpose, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
@@ -181,15 +182,11 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   // What messages call the archive: its file, or the stream it goes to.
   const label = streaming ? "the archive for stdout" : output.archivePath;
   try {
-    if (streaming) {
-      // In the temp dir, removed even on Ctrl-C: it holds a whole archive (credentials included) and is no archive name.
-      staging = createPrivateStaging(output.dir);
-      stagingDir = staging.dir;
-    } else {
-      ensurePrivateDir(output.dir);
-      sweepStaleStaging(output.dir);
-      stagingDir = fs.mkdtempSync(path.join(output.dir, `${STAGING_PREFIX}${process.pid}-`));
-    }
+    // Removed even on Ctrl-C (registered as a leftover): it holds the unfinished archive (credentials included).
+    // Streaming: in the temp dir, never beside the state. A file: beside it, so publishing is a rename.
+    if (!streaming) ensurePrivateDir(output.dir);
+    staging = createPrivateStaging(output.dir, streaming ? "private staging dir of an unfinished archive for stdout" : "staging dir of an unfinished archive");
+    stagingDir = staging.dir;
     const walk = walkAssets(plan.assets, { exclude: [stagingDir, ...setAsidePaths] });
     warnings.push(...walk.warnings);
     const entries = archiveOrder(walk.entries);
@@ -244,6 +241,9 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       }
       verified = true;
     }
+    // Ctrl-C during the run: its cleanup is removing the staging dir; nothing gets published or streamed now.
+    const interrupted = interruptSignal();
+    if (interrupted) throw new OperationError("interrupted", `Interrupted by ${interrupted}; ${label} was not ${streaming ? "streamed" : "published"}.`, { path: output.archivePath });
     if (streaming) {
       // The bytes streamed are read back from the file just verified; their sha256 is reported for the copy's owner.
       streamed = await streamArchiveFile(partialPath, options.stream!);
@@ -277,8 +277,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     throw error;
   } finally {
     await runner.close();
-    if (staging) staging.dispose();
-    else if (stagingDir) fs.rmSync(stagingDir, { recursive: true, force: true });
+    staging?.dispose();
   }
 }
 

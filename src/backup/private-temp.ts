@@ -2,6 +2,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { registerLeftover } from "../core/interrupt.js";
 import { ownedPathProblem } from "../state/owned-path.js";
 import { pidAlive } from "../state/pid-alive.js";
 
@@ -44,52 +45,32 @@ export function privateTempParent(): string {
 
 export interface PrivateStaging {
   dir: string;
-  /** Removes the dir (idempotent) and the signal hook. */
+  /** Removes the dir (idempotent) and unregisters it. */
   dispose(): void;
 }
 
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-
 /**
- * A new 0700 staging dir in `parent` (default: the OS temp dir), swept of dead runs' dirs first. Until dispose(), a
- * SIGINT/SIGTERM/SIGHUP removes it before the process dies of that signal: what it holds (a whole archive, credentials
- * included) must not stay in the temp dir after Ctrl-C. The handler re-raises the signal with itself removed, so the
- * process ends exactly as it would have (130 for Ctrl-C); a `kill -9` leaves the dir to the next run's sweep.
+ * A new 0700 staging dir in `parent` (default: the OS temp dir), swept of dead runs' dirs first. Until dispose(), it is
+ * registered as a leftover (src/core/interrupt.ts): a SIGINT/SIGTERM/SIGHUP removes it before the process dies of that
+ * signal (130 for Ctrl-C), since what it holds (a whole archive, credentials included) must not stay in the temp dir;
+ * a second Ctrl-C during that names it instead; a `kill -9` leaves it to the next run's sweep.
  */
-export function createPrivateStaging(parent: string = privateTempParent()): PrivateStaging {
+export function createPrivateStaging(parent: string = privateTempParent(), what = "private staging dir of an unfinished run"): PrivateStaging {
   sweepStaleStaging(parent);
   const dir = fs.mkdtempSync(path.join(parent, `${STAGING_PREFIX}${process.pid}-`));
+  const unregister = registerLeftover({ path: dir, what });
   let disposed = false;
-  const handlers = new Map<NodeJS.Signals, () => void>();
-  const unhook = (): void => {
-    for (const [signal, handler] of handlers) process.removeListener(signal, handler);
-    handlers.clear();
-  };
-  const remove = (): void => {
-    try {
-      fs.rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // Left for the next run's sweep.
-    }
-  };
-  for (const signal of SIGNALS) {
-    const handler = (): void => {
-      remove();
-      unhook();
-      disposed = true;
-      // No JS listener of ours in the way now: the default action (or another listener) takes over.
-      process.kill(process.pid, signal);
-    };
-    handlers.set(signal, handler);
-    process.once(signal, handler);
-  }
   return {
     dir,
     dispose() {
       if (disposed) return;
       disposed = true;
-      unhook();
-      remove();
+      unregister();
+      try {
+        fs.rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // Left for the next run's sweep.
+      }
     },
   };
 }

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { describeError, OperationError, OpenclawStateError, StateLockedError, UsageError } from "../core/errors.js";
+import { interruptSignal, registerLeftover } from "../core/interrupt.js";
 import { acquireMaintenanceLease, acquireStateLock, describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE, openLeaseDatabase } from "../state/lease.js";
 import { checkOwnedPath, ownedPathProblem } from "../state/owned-path.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
@@ -208,6 +209,11 @@ async function extractToStaging(
       checkOwnedPath(root, item.destination, { action: "restore over", allowMissing: true, expect: item.type });
       const stagingRoot = fs.mkdtempSync(stagingPrefix(item.destination, stamp));
       const entry: StagedItem = { item, staged: item.type === "dir" ? stagingRoot : path.join(stagingRoot, path.basename(item.destination)), stagingRoot, root };
+      // Removed on Ctrl-C (with the same owned-path check), named on a second one: it holds archive data.
+      entry.release = registerLeftover({ path: stagingRoot, what: `restore staging copy of ${item.destination}` }, () => {
+        const warnings = removeStaging([{ root, stagingRoot }]);
+        if (warnings.length > 0) throw new Error(warnings[0]);
+      });
       staged.push(entry);
       checkOwnedPath(root, stagingRoot, { action: "stage the restore in", expect: "dir" });
       location.set(item.archivePath, entry.staged);
@@ -433,7 +439,7 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
     if (plan.target) ensurePrivateDir(plan.target);
     let extraction: Extraction;
     try {
-      extraction = await extractToStaging(plan, manifest, paths, stamp, runner, () => lockError, options.onProgress);
+      extraction = await extractToStaging(plan, manifest, paths, stamp, runner, () => lockError ?? interruptedError(), options.onProgress);
     } catch (error) {
       if (error instanceof ArchiveProblem) throw refused(archivePath, error.message);
       if (error instanceof OpenclawStateError) throw error;
@@ -446,6 +452,9 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
       result.removedSidecars = removeStaleSidecars(extraction.stagedDatabases);
       lease = plan.target ? null : await takeLease(paths, Boolean(options.force), result.warnings);
       if (options.backup) result.preRestoreBackup = await backupCurrentState(plan, paths, result.warnings);
+      // Ctrl-C while waiting above: its cleanup is removing the staging copies; nothing is swapped.
+      const interrupted = interruptedError();
+      if (interrupted) throw interrupted;
       done = swapIntoPlace(extraction.staged, stamp, options.failAfterSwaps);
     } finally {
       result.warnings.push(...removeStaging(extraction.staged));
@@ -487,4 +496,10 @@ export async function restoreBackupFromStream(
     async (s) => ({ ...(await restoreBackup({ ...options, archivePath: s.file })), archivePath: "-", input: { bytes: s.bytes, sha256: s.sha256 } }),
     spool,
   );
+}
+
+/** The error that stops a restore once Ctrl-C (or SIGTERM/SIGHUP) arrived; null while none did. */
+function interruptedError(): OperationError | null {
+  const signal = interruptSignal();
+  return signal ? new OperationError("interrupted", `Interrupted by ${signal}; nothing was swapped.`, {}) : null;
 }

@@ -17,6 +17,8 @@ export interface StagedItem {
    * state dir for a destination inside it, else the destination's parent (only its last component is ours).
    */
   root: string;
+  /** Unregisters the staging root as a Ctrl-C leftover (src/core/interrupt.ts) once it is gone. */
+  release?: () => void;
 }
 
 /** A replaced path and where its previous content now is. */
@@ -161,12 +163,13 @@ export function carryKeptPaths(done: readonly SwapDone[]): string[] {
  * destination. Never throws (it runs on failure paths too): returns a warning per dir left in place, which
  * `doctor` then reports as a stale staging copy.
  */
-export function removeStaging(staged: ReadonlyArray<Pick<StagedItem, "root" | "stagingRoot">>): string[] {
+export function removeStaging(staged: ReadonlyArray<Pick<StagedItem, "root" | "stagingRoot" | "release">>): string[] {
   const warnings: string[] = [];
   for (const s of staged) {
     try {
       const found = checkOwnedPath(s.root, s.stagingRoot, { action: "remove the restore staging dir", allowMissing: true, expect: "dir" });
       if (found.kind !== "missing") fs.rmSync(s.stagingRoot, { recursive: true, force: true });
+      s.release?.();
     } catch (error) {
       warnings.push(`Left the restore staging dir ${s.stagingRoot} in place (${describeError(error)}); \`doctor\` reports it.`);
     }

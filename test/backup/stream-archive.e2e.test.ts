@@ -35,9 +35,12 @@ describe("streaming archives through stdin and stdout", () => {
     const s = seeded();
     const run = sh(`${bin} backup create --output - | ${bin} backup verify -`, s.env);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/Backup written: stdout \(.*verified\)/);
+    // The summary says where the bytes went, not the "-" of the command line (it once read "✓ - verified").
+    expect(run.stderr).toMatch(/✓ Archive streamed to stdout, verified \((?:zstd|gzip|none), /);
+    expect(run.stderr).not.toContain("Backup written");
     expect(run.stderr).toMatch(/streamed \d+ bytes, sha256 [0-9a-f]{64}/);
-    expect(run.stdout).toMatch(/verified/);
+    expect(run.stdout).toMatch(/✓ Archive read from stdin, verified \(/);
+    expect(run.stdout).not.toMatch(/✓ - verified/);
     expect(fs.existsSync(s.paths.backupDir) ? fs.readdirSync(s.paths.backupDir) : []).toEqual([]);
     expect(stagingLeft(s.tmp)).toEqual([]);
   });

@@ -1,11 +1,13 @@
 // Ctrl-C stops a command while its spinner runs on a terminal (a pty via util-linux `script`), and SIGINT off a
-// terminal still kills at once; the killed run's staging dir is swept by the next `backup create`.
+// terminal still ends it at once; the run's staging dir is removed first, a second Ctrl-C during that removal quits
+// at once and names it, and a `kill -9`'s staging dir is swept by the next `backup create`.
 import { spawn, spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLEANUP_DELAY_ENV } from "../../src/cli/interrupt.js";
 import { binPath, repoRoot } from "../helpers/temp-state.js";
 
 const scriptBin = ["/usr/bin/script", "/bin/script"].find((p) => fs.existsSync(p));
@@ -54,10 +56,14 @@ async function waitFor(check: () => boolean, ms: number, what: string): Promise<
  * Runs `openclaw-state <args>` in a pty (util-linux `script`), types ^C once `ready(output, msSinceStart)`, and
  * returns the exit status the inner shell printed and how long after the ^C the command ended.
  */
-async function ctrlCUnderPty(args: string, ready: (out: string, ms: number) => boolean): Promise<{ exit: string | undefined; elapsed: number; out: string }> {
+async function ctrlCUnderPty(
+  args: string,
+  ready: (out: string, ms: number) => boolean,
+  options: { again?: (out: string) => boolean; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ exit: string | undefined; elapsed: number; out: string }> {
   // The pty gets a size (a pty without one gets no spinner); the shell survives the ^C (`trap`) to print $?.
   const inner = `stty cols 80 rows 24; trap : INT; ${quote(process.execPath)} ${quote(binPath)} ${args}; echo EXIT=$?`;
-  const child = spawn(scriptBin!, ["-qfec", inner, "/dev/null"], { env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(scriptBin!, ["-qfec", inner, "/dev/null"], { env: options.env ?? env, stdio: ["pipe", "pipe", "pipe"] });
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString("utf8")));
   child.stderr.on("data", (d: Buffer) => (out += d.toString("utf8")));
@@ -67,8 +73,14 @@ async function ctrlCUnderPty(args: string, ready: (out: string, ms: number) => b
     const started = Date.now();
     await waitFor(() => ready(out, Date.now() - started), 20_000, `the command to get going (output so far: ${JSON.stringify(out.slice(-300))})`);
     expect(out, "the command ended before the ^C").not.toContain("EXIT=");
-    const interrupted = Date.now();
+    let interrupted = Date.now();
     child.stdin.write("\x03");
+    if (options.again) {
+      // A second ^C once `again(output)` holds; the time is then measured from it.
+      await waitFor(() => options.again!(out), 5_000, `the first ^C's effect (output: ${JSON.stringify(out.slice(-300))})`);
+      interrupted = Date.now();
+      child.stdin.write("\x03");
+    }
     await waitFor(() => /EXIT=\d+/.test(out), 10_000, `the command to end after ^C (output: ${JSON.stringify(out.slice(-300))})`);
     return { exit: out.match(/EXIT=(\d+)/)?.[1], elapsed: Date.now() - interrupted, out };
   } finally {
@@ -87,11 +99,12 @@ describe("interrupting backup create", () => {
     expect(run.elapsed).toBeLessThan(3000);
     expect(fs.existsSync(archive)).toBe(false);
     expect(run.out).not.toContain("Backup written");
-    // What the killed run left: its staging dir (with the `.partial` archive), swept by a later run below.
-    expect(stagingDirs().length).toBeGreaterThan(0);
+    // The staging dir (with the `.partial` archive) was removed before the process ended, and it said so.
+    expect(run.out).toContain("interrupted: removing");
+    expect(stagingDirs()).toEqual([]);
   });
 
-  it("SIGINT off a terminal kills at once (no handler waits for a busy event loop)", async () => {
+  it("SIGINT off a terminal ends it within a second, by the signal, after removing its staging dir", async () => {
     const archive = path.join(outDir, "pipe.tar.gz");
     const before = new Set(stagingDirs());
     const child = spawn(process.execPath, [binPath, "backup", "create", "--output", archive], { env, stdio: ["ignore", "pipe", "pipe"] });
@@ -108,12 +121,71 @@ describe("interrupting backup create", () => {
       // Killed by the signal itself (a shell reports 130), not a clean exit after finishing the work.
       expect(result).toEqual({ code: null, signal: "SIGINT" });
       expect(fs.existsSync(archive)).toBe(false);
+      // Its staging dir went before it died.
+      expect(stagingDirs().filter((n) => !before.has(n))).toEqual([]);
     } finally {
       clearTimeout(killer);
     }
   });
 
-  it("the next backup create sweeps the killed runs' staging dirs", () => {
+  it.skipIf(!scriptBin)(`a second Ctrl-C on a terminal quits at once and names the staging dir left behind${SKIP_NOTE}`, async () => {
+    const archive = path.join(outDir, "tty-twice.tar.gz");
+    const before = new Set(stagingDirs());
+    const run = await ctrlCUnderPty(`backup create --output ${quote(archive)}`, (out, ms) => out.includes("Archiving") && ms >= 1000, {
+      again: (out) => out.includes("Ctrl-C again to quit at once"),
+      // The cleanup is held back 10 s (test hook): only the second ^C can end the run in time.
+      env: { ...env, [CLEANUP_DELAY_ENV]: "10000" },
+    });
+    expect(run.exit, run.out.slice(-500)).toBe("130");
+    expect(run.elapsed).toBeLessThan(1000);
+    const mine = stagingDirs().filter((n) => !before.has(n));
+    expect(mine).toHaveLength(1);
+    // `script` turns the pty's newlines into CRLF.
+    expect(run.out.replace(/\r/g, "")).toContain(`left behind: ${path.join(outDir, mine[0]!)} (staging dir of an unfinished archive) — safe to delete\n`);
+    expect(fs.existsSync(archive)).toBe(false);
+  });
+
+  it("a second SIGINT during the cleanup quits at once and names what is left behind", async () => {
+    const archive = path.join(outDir, "twice.tar.gz");
+    const before = new Set(stagingDirs());
+    // The test hook holds the cleanup back 10 s: the second signal surely lands inside it.
+    const child = spawn(process.execPath, [binPath, "backup", "create", "--output", archive], { env: { ...env, [CLEANUP_DELAY_ENV]: "10000" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
+    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+    const killer = setTimeout(() => child.kill("SIGKILL"), 40_000);
+    try {
+      await waitFor(() => stagingDirs().some((n) => !before.has(n)), 20_000, "the run's staging dir");
+      const mine = stagingDirs().find((n) => !before.has(n))!;
+      await new Promise((r) => setTimeout(r, 300));
+      const first = Date.now();
+      child.kill("SIGINT");
+      await waitFor(() => stderr.includes("interrupted: removing"), 5_000, `the first Ctrl-C's notice (stderr: ${JSON.stringify(stderr.slice(-300))})`);
+      const second = Date.now();
+      child.kill("SIGINT");
+      const result = await ended;
+      expect(Date.now() - second).toBeLessThan(1000);
+      // Well before the held-back cleanup would have ended: the second signal did not wait for it.
+      expect(Date.now() - first).toBeLessThan(5000);
+      expect(result).toEqual({ code: null, signal: "SIGINT" });
+      const dir = path.join(outDir, mine);
+      expect(stderr).toContain(`left behind: ${dir} (staging dir of an unfinished archive) — safe to delete`);
+      // Named, not removed: the cleanup never ran. No archive was published.
+      expect(fs.existsSync(dir)).toBe(true);
+      expect(fs.existsSync(archive)).toBe(false);
+    } finally {
+      clearTimeout(killer);
+    }
+  });
+
+  it("the next backup create sweeps the killed runs' staging dirs", async () => {
+    // A `kill -9` gets no cleanup at all: its staging dir stays, as the abandoned one above did.
+    const before = new Set(stagingDirs());
+    const child = spawn(process.execPath, [binPath, "backup", "create", "--output", path.join(outDir, "killed.tar.gz")], { env, stdio: "ignore" });
+    const ended = new Promise<void>((resolve) => child.on("close", () => resolve()));
+    await waitFor(() => stagingDirs().some((n) => !before.has(n)), 20_000, "the run's staging dir");
+    child.kill("SIGKILL");
+    await ended;
     expect(stagingDirs().length).toBeGreaterThan(0);
     // Small from here on: the leftovers, not the payload, are under test.
     fs.rmSync(path.join(stateDir, "big.bin"));
@@ -133,5 +205,63 @@ describe("interrupting backup create", () => {
     expect(run.exit, run.out.slice(-500)).toBe("130");
     expect(run.elapsed).toBeLessThan(3000);
     expect(fs.readdirSync(outDir).sort()).toEqual(before);
+  });
+});
+
+describe("interrupting backup restore", () => {
+  let archive: string;
+  const RESTORE_STAGING = /^\..+\.restore-\d{8}T\d{6}Z-\d+-[A-Za-z0-9]{6}$/;
+  const restoreStaging = (dir: string): string[] => (fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => RESTORE_STAGING.test(n)) : []);
+
+  beforeAll(() => {
+    // The 200 MB payload again (the create tests removed it), archived plain and unverified to keep the setup short.
+    const fd = fs.openSync(path.join(stateDir, "big.bin"), "w");
+    const chunk = Buffer.alloc(8 * 1024 * 1024);
+    for (let i = 0; i < 25; i += 1) fs.writeSync(fd, crypto.randomFillSync(chunk));
+    fs.closeSync(fd);
+    archive = path.join(outDir, "restore-me.tar");
+    const made = spawnSync(process.execPath, [binPath, "backup", "create", "--output", archive, "--compression", "none", "--no-verify"], { env, encoding: "utf8", timeout: 60_000 });
+    expect(made.status, made.stderr).toBe(0);
+  }, 90_000);
+
+  /** Starts `backup restore <archive> --target <dir> --yes` and waits until its staging copy exists. */
+  async function startRestore(target: string, extraEnv: NodeJS.ProcessEnv = {}) {
+    const child = spawn(process.execPath, [binPath, "backup", "restore", archive, "--target", target, "--yes"], { env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
+    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+    const killer = setTimeout(() => child.kill("SIGKILL"), 40_000);
+    ended.finally(() => clearTimeout(killer));
+    await waitFor(() => restoreStaging(target).length > 0, 20_000, "the restore's staging copy");
+    await new Promise((r) => setTimeout(r, 200));
+    return { child, ended, stderr: () => stderr };
+  }
+
+  it("SIGINT while extracting removes the staging copy, swaps nothing, and ends by SIGINT", async () => {
+    const target = path.join(root, "restore-once");
+    const run = await startRestore(target);
+    const interrupted = Date.now();
+    run.child.kill("SIGINT");
+    const result = await run.ended;
+    expect(Date.now() - interrupted).toBeLessThan(1000);
+    expect(result, run.stderr()).toEqual({ code: null, signal: "SIGINT" });
+    expect(restoreStaging(target)).toEqual([]);
+    expect(fs.existsSync(path.join(target, "state"))).toBe(false);
+  });
+
+  it("a second SIGINT names the restore staging copy left behind", async () => {
+    const target = path.join(root, "restore-twice");
+    const run = await startRestore(target, { [CLEANUP_DELAY_ENV]: "10000" });
+    run.child.kill("SIGINT");
+    await waitFor(() => run.stderr().includes("interrupted: removing"), 5_000, "the first Ctrl-C's notice");
+    const second = Date.now();
+    run.child.kill("SIGINT");
+    const result = await run.ended;
+    expect(Date.now() - second).toBeLessThan(1000);
+    expect(result).toEqual({ code: null, signal: "SIGINT" });
+    const [staging] = restoreStaging(target);
+    expect(staging).toBeDefined();
+    expect(run.stderr()).toContain(`left behind: ${path.join(target, staging!)} (restore staging copy of ${path.join(target, "state")}) — safe to delete`);
+    expect(fs.existsSync(path.join(target, "state"))).toBe(false);
   });
 });

@@ -54,6 +54,8 @@ export function renderBackupCreate(output: Output, result: CreateBackupResult): 
   const s = output.style;
   const m = result.manifest;
   if (result.status === "dry-run") output.log(s.bold(`Dry run: would write ${result.archivePath} (nothing was written)`));
+  // A streamed archive has no path here (`--output -`): the line says where the bytes went instead.
+  else if (result.streamed) output.log(`${s.green("✓")} ${s.bold(`Archive streamed to stdout${result.verified ? ", verified" : ", not verified"}`)} (${result.compression}, ${formatBytes(result.sizeBytes)})`);
   else output.log(`${s.green("✓")} ${s.bold(`Backup written: ${result.archivePath}`)} (${result.compression}, ${formatBytes(result.sizeBytes)}${result.verified ? ", verified" : ", not verified"})`);
   if (result.reusedDatabases.length > 0) output.log(s.dim(`  ${result.reusedDatabases.length} unchanged database(s) copied from the last verified archive (sha256-checked)`));
   for (const a of m.assets) output.log(`  ${a.kind.padEnd(11)} ${a.sourcePath}${a.excluded.length ? s.dim(` (left out: ${a.excluded.join(", ")})`) : ""}`);
@@ -74,12 +76,14 @@ export function renderBackupVerify(output: Output, result: VerifyBackupResult): 
     return;
   }
   const s = output.style;
+  // `verify -` read the archive from stdin: "-" is no name to show.
+  const name = result.archivePath === "-" ? "The archive read from stdin" : result.archivePath;
   if (!result.ok) {
-    output.error(`${s.red("✗")} ${result.archivePath} failed verification: ${result.problem}`);
+    output.error(`${s.red("✗")} ${name} failed verification: ${result.problem}`);
     output.error("Do not restore from this archive; take a new backup with `openclaw-state backup create`.");
     return;
   }
-  output.log(`${s.green("✓")} ${s.bold(`${result.archivePath} verified`)} (${formatBytes(result.sizeBytes)})`);
+  output.log(`${s.green("✓")} ${s.bold(result.archivePath === "-" ? "Archive read from stdin, verified" : `${name} verified`)} (${formatBytes(result.sizeBytes)})`);
   if (result.manifest) output.log(`  created ${result.manifest.createdAt} by ${result.manifest.tool.name} ${result.manifest.tool.version}; ${databasesLine(result.manifest)}`);
   for (const d of result.databases) output.log(`  ${d.archivePath}: integrity ok${d.listed ? ", row counts match" : " (a SQLite file the manifest does not list as a database)"}`);
 }
