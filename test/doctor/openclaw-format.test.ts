@@ -140,6 +140,8 @@ describe("doctor on OpenClaw 2026.9.6's own migration", () => {
     const result = await runDoctor({ paths: state.paths });
     expect(finding(result, "global-db.format")).toMatchObject({ severity: "info", title: expect.stringMatching(/written by OpenClaw 2026\.9\.6 \(global format v18\)/) });
     expect(finding(result, "agent-db.format")).toMatchObject({ severity: "info", title: expect.stringMatching(/written by OpenClaw 2026\.9\.6 \(agent format v23\)/) });
+    // The current format is the one this tool writes: no "does not write into it" for it.
+    expect(finding(result, "global-db.format")?.detail).toMatch(/The format openclaw-state writes: `doctor --fix` merges legacy files into it/);
     expect(nonInfo(result)).toEqual([]);
     expect(result.status).toBe("ok");
     expect(doctorExitCode(result, true)).toBe(0);
@@ -211,6 +213,7 @@ describe("doctor on OpenClaw 2026.6.33's own migration (sessions still files)", 
     const result = await runDoctor({ paths: state.paths });
     expect(finding(result, "global-db.format")).toMatchObject({ severity: "info", title: expect.stringMatching(/written by OpenClaw 2026\.6\.33 \(global format v1\)/) });
     expect(finding(result, "agent-db.format")).toMatchObject({ severity: "info", title: expect.stringMatching(/written by OpenClaw 2026\.6\.33 \(agent format v1\)/) });
+    expect(finding(result, "agent-db.format")?.detail).toMatch(/does not write into it; `openclaw doctor --fix` \(OpenClaw's own\) upgrades it/);
 
     const plan = result.migration!.plan;
     expect(plan.sources.map((s) => s.relativePath).sort()).toEqual([...WAITING].sort());

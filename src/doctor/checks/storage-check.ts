@@ -20,6 +20,9 @@ import { inspectStateDir } from "../../state/state-dir.js";
 import { unwritableReason } from "../../state/read-only-open.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding, Repair } from "../types.js";
 
+const CURRENT_FORMAT_DETAIL = "The format openclaw-state writes: `doctor --fix` merges legacy files into it, `sessions list/show/tail` read it, `backup` copies it (docs/compat.md).";
+const OLDER_FORMAT_DETAIL = "openclaw-state reads, backs up and restores this format but does not write into it; `openclaw doctor --fix` (OpenClaw's own) upgrades it (docs/compat.md).";
+
 function probeFindings(id: string, label: string, probe: DatabaseProbe): Finding[] {
   switch (probe.status) {
     case "missing":
@@ -30,8 +33,9 @@ function probeFindings(id: string, label: string, probe: DatabaseProbe): Finding
       if (probe.problems && probe.problems.length > 0) {
         return [{ id: `${id}.integrity`, severity: "error", title: `${label} fails ${probe.check}`, detail: probe.problems.slice(0, 5).join("; "), fix: "Restore it from a backup (`openclaw-state backup restore`).", path: probe.path }];
       }
-      // Intact, and OpenClaw's own: this tool backs it up and reports on it, but does not write rows into it.
-      return [{ id: `${id}.format`, severity: "info", title: `${label} written by ${probe.format?.writtenBy ?? "OpenClaw"}${probe.check ? `, ${probe.check} passed` : ""}`, detail: "openclaw-state reads, backs up and restores this format; its migration and session commands do not write into it (docs/compat.md).", path: probe.path }];
+      // Intact, and OpenClaw's own. The current format is the one `doctor --fix` ends in (legacy files merge into it);
+      // an older OpenClaw format is only read and backed up, OpenClaw's own doctor upgrades it.
+      return [{ id: `${id}.format`, severity: "info", title: `${label} written by ${probe.format?.writtenBy ?? "OpenClaw"}${probe.check ? `, ${probe.check} passed` : ""}`, detail: probe.format?.current ? CURRENT_FORMAT_DETAIL : OLDER_FORMAT_DETAIL, path: probe.path }];
     case "not-ours":
       return [{ id, severity: "error", title: `${label} is not an openclaw-state database`, detail: probe.message, fix: "Move the file aside and run `doctor --fix` to create a fresh one.", path: probe.path }];
     case "unopenable": {

@@ -45,7 +45,8 @@ export function upgradeSessions(ctx: AgentUpgradeContext): Set<string> {
   const entryByKey = new Map(entries.map((e) => [e.session_key, e]));
 
   const fallback = primaryRoutes(conversations, links);
-  const nodes = planNodes(ctx, sessions, routes, entries, entryByKey, sessionById, fallback);
+  const routeFields = new Map<string, Set<string>>();
+  const nodes = planNodes(ctx, sessions, routes, entries, entryByKey, sessionById, fallback, routeFields);
   const windowKey = planWindowKeys(sessions, nodes);
 
   // Conversations first: session_windows.primary_conversation_id references them.
@@ -69,8 +70,10 @@ export function upgradeSessions(ctx: AgentUpgradeContext): Set<string> {
     const role = scope === "shared-main" && identity.kind === "direct" ? "participant" : "primary";
     addLink(node.sessionId, { conversationId: identity.conversationId, role, firstSeen: node.updatedAt, lastSeen: node.updatedAt });
   }
-  const newConversationId = upgradeV1Conversations(ctx, conversations);
+  const fromEntry = entryDerivedConversations(conversations, links, routeFields);
+  const newConversationId = upgradeV1Conversations(ctx, conversations, fromEntry);
   for (const link of links) {
+    if (fromEntry.has(link.conversation_id)) continue;
     const id = newConversationId.get(link.conversation_id);
     if (!id || !sessionById.has(link.session_id)) {
       ctx.skip("session_conversations", "agent.session-conversation.no-conversation", `session_conversations (${link.session_id}, ${link.conversation_id}): its conversation could not be written (see the conversation's note); the link stays in the design-v1 file.`);
@@ -147,10 +150,13 @@ export function upgradeSessions(ctx: AgentUpgradeContext): Set<string> {
 }
 
 /** One node per session key: routed keys with their entry, entries without a route, and keys only a sessions row names. */
-function planNodes(ctx: AgentUpgradeContext, sessions: V1Session[], routes: V1Route[], entries: V1Entry[], entryByKey: Map<string, V1Entry>, sessionById: Map<string, V1Session>, fallback: Map<string, Route>): Map<string, NodePlan> {
+function planNodes(ctx: AgentUpgradeContext, sessions: V1Session[], routes: V1Route[], entries: V1Entry[], entryByKey: Map<string, V1Entry>, sessionById: Map<string, V1Session>, fallback: Map<string, Route>, routeFields: Map<string, Set<string>>): Map<string, NodePlan> {
   const nodes = new Map<string, NodePlan>();
   const plan = (key: string, sessionId: string, raw: Entry, fallbackUpdatedAt: number): void => {
     const updatedAt = finiteOrNull(raw.updatedAt) ?? fallbackUpdatedAt;
+    const fields = routeFields.get(sessionId) ?? new Set<string>();
+    for (const source of routeSourcesIn(raw)) fields.add(source);
+    routeFields.set(sessionId, fields);
     const { entry, notes } = normalizeEntry(raw, sessionId, updatedAt, fallback.get(sessionId));
     for (const message of notes) ctx.note("agent.entry.normalized", `${key}: ${message}.`);
     takeAcpMetadata(ctx, key, entry);
@@ -197,10 +203,48 @@ function planWindowKeys(sessions: V1Session[], nodes: Map<string, NodePlan>): Ma
   return new Map(sessions.map((s) => [s.session_id, owner.get(s.session_id)?.key ?? s.session_key]));
 }
 
+/** The design-v1 route sources (session-projection's `routeSource`) a raw staged entry still holds. */
+function routeSourcesIn(raw: Entry): string[] {
+  const out: string[] = [];
+  if (isRecord(raw.deliveryContext)) out.push("deliveryContext");
+  if (raw.lastTo !== undefined) out.push("last");
+  if (isRecord(raw.origin)) out.push("origin");
+  return out;
+}
+
+/**
+ * Design-v1 conversations our staging importer derived from sessions.json entries whose entry_json still holds the
+ * route field they came from. The entry (folded into `delivery`, `origin` kept) is then the whole record, and 9.6
+ * derives conversations from the entry alone, by its own precedence: writing ours too would add conversations 9.6
+ * never makes (an internal webchat route, an origin with only `from`, the deliveryContext that lost to last*).
+ * A conversation from an older staging file whose entry lost the field stays (it is the only record of the route).
+ */
+function entryDerivedConversations(conversations: V1Conversation[], links: V1SessionConversation[], routeFields: Map<string, Set<string>>): Set<string> {
+  const linked = new Map<string, string[]>();
+  for (const l of links) linked.set(l.conversation_id, [...(linked.get(l.conversation_id) ?? []), l.session_id]);
+  const out = new Set<string>();
+  for (const c of conversations) {
+    let meta: unknown;
+    try {
+      meta = c.metadata_json ? JSON.parse(c.metadata_json) : undefined;
+    } catch {
+      continue;
+    }
+    if (!isRecord(meta) || meta.importedFrom !== "sessions.json" || typeof meta.routeSource !== "string") continue;
+    const sessions = linked.get(c.conversation_id) ?? [];
+    if (sessions.length > 0 && sessions.every((id) => routeFields.get(id)?.has(meta.routeSource as string))) out.add(c.conversation_id);
+  }
+  return out;
+}
+
 /** Design-v1 conversations under 9.6's ids; returns old id -> new id for those written (or already derived). */
-function upgradeV1Conversations(ctx: AgentUpgradeContext, conversations: V1Conversation[]): Map<string, string> {
+function upgradeV1Conversations(ctx: AgentUpgradeContext, conversations: V1Conversation[], fromEntry: Set<string>): Map<string, string> {
   const map = new Map<string, string>();
   for (const c of conversations) {
+    if (fromEntry.has(c.conversation_id)) {
+      ctx.note("agent.conversation.entry-derived", `conversation ${c.conversation_id} (${c.channel}) was derived from session entries that still carry its route; OpenClaw derives the session's conversation from the entry (its delivery), so this row is not written.`);
+      continue;
+    }
     if (!c.peer_id) {
       ctx.skip("conversations", "agent.conversation.no-target", `conversation ${c.conversation_id} (${c.channel}) has no peer id, and OpenClaw's conversations need a delivery target; kept in the design-v1 file only.`);
       continue;
