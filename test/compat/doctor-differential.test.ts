@@ -34,6 +34,9 @@ const FIXTURES = [
   "fixtures/migration/exec-approvals",
   "fixtures/migration/subagents",
   "fixtures/migration/delivery-queue",
+  "fixtures/migration/routing",
+  // Every legacy route-field shape of test/state/upgrade/legacy-delivery-shapes.ts as one session each.
+  "fixtures/migration/delivery-shapes",
   // State the real openclaw@2026.3.28 wrote itself (its HOW.md): run under CONFIGS' neutral config.
   "fixtures/openclaw-2026.3.28/state",
 ];
@@ -56,7 +59,6 @@ const NOT_IMPORTED: Record<string, string> = {
   schema_meta: "each database's own header row",
   migration_runs: "each tool's own ledger (ours records one run per source family, 9.6 one per step)",
   migration_sources: "each tool's own ledger",
-  diagnostic_events: "9.6's doctor logs its own run",
   config_health_entries: "9.6's doctor records the config it validated",
   device_identities: "9.6 creates the gateway's own device identity on first start",
   agent_databases: "9.6's registry of agent DBs it opened (rebuilt by its runtime)",
@@ -74,6 +76,7 @@ const DERIVED_PREFIXES = ["session_transcript_fts", "standing_intents_fts"];
 const RUNTIME_ROWS: Record<string, { where: string; why: string }> = {
   cron_jobs: { where: "name <> 'heartbeat-main'", why: "9.6 seeds the default agent's heartbeat job" },
   config_machine_state: { where: "state_key NOT IN ('plugins.installedIndex', 'config.lastTouchedAt')", why: "9.6 rebuilds the plugin index from manifests and stamps the config" },
+  diagnostic_events: { where: "event_key LIKE 'legacy:%'", why: "9.6's doctor logs its own run (config-audit/config-snapshot rows of its own writes); the legacy: rows are the imported logs" },
 };
 
 /**
@@ -109,14 +112,15 @@ const OC3328_OPENAI_NODES = [OC3328.main.key, OC3328.cron.key, `${OC3328.cron.ke
  */
 const OPENAI_ROUTING = "9.6's doctor clears stale OpenAI session routing (model, provider, auth override, prompt report) under a config without openai; not an import step";
 
+/** docs/migration.md, "Where we differ": a legacy `lastProvider` route 9.6's doctor drops. */
+const LAST_PROVIDER = "9.6's doctor does not rename lastProvider/room on import and loses the route (delivery none); ours renames them as its own store migration does and keeps the route";
+
 /**
  * Differences between the two imports of fixtures/openclaw-2026.3.28/state that are NOT chosen: found by this
  * differential (issue 21, item 5), open until the importers agree. Each names ours vs theirs; listed so the rest of
  * the tree stays compared, and removed as each is fixed.
  */
-const OC3328_OPEN: Record<string, string> = {
-  plugin_state_entries: "OPEN: logs/config-audit.jsonl — 9.6 imports its 6 lines into diagnostic_events (scope config-audit, key legacy:config:<generation>:<n>:<hash>); ours into plugin_state_entries (core/config-audit, key <n>:<hash>)",
-};
+const OC3328_OPEN: Record<string, string> = {};
 
 /**
  * Differences we chose on purpose, per fixture: a whole table (`table`), one column of it (`table.column`), one
@@ -126,7 +130,7 @@ const OC3328_OPEN: Record<string, string> = {
  */
 const KNOWN: Record<string, Record<string, string>> = {
   "fixtures/legacy-state": {
-    transcript_event_identities: "v1 transcript lines carry no ids: 9.6 derives `<hash>-<n>`, ours 8 hex digits (issue 24: one codec with upstream's)",
+    transcript_event_identities: "v1 lines get ids by one codec on both sides (`<sha256(path, session id)[:16]>-<n>`, test/migration/transcript.test.ts), but the path is each doctor's own state dir, so the prefixes differ",
     "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",
     "session_nodes[agent:main:recovered:s-lost]": ORPHAN,
     "session_windows[s-lost]": ORPHAN,
@@ -175,6 +179,16 @@ const KNOWN: Record<string, Record<string, string>> = {
     [`session_windows[${OC3328.cron.window}].transcript_observed_at`]: OPENAI_ROUTING,
     ...OC3328_OPEN,
   },
+  "fixtures/migration/routing": {
+    // 9.6's doctor imports `lastProvider`/`room` unrenamed (its applySessionStoreMigrations is not on the import
+    // path), folds no channel and drops lastTo/lastAccountId/lastThreadId; ours renames them and keeps the route.
+    conversations: LAST_PROVIDER,
+    session_conversations: LAST_PROVIDER,
+    "session_nodes[agent:main:discord:group:g1].entry_json": LAST_PROVIDER,
+    "session_windows[s-last].channel": LAST_PROVIDER,
+    "session_windows[s-last].account_id": LAST_PROVIDER,
+    "session_windows[s-last].primary_conversation_id": LAST_PROVIDER,
+  },
   "fixtures/migration/delivery-queue": {
     delivery_queue_entries: "9.6 writes no row for an entry 72 h old or a failed one (it archives the file); we keep failed entries as failed rows, and stale ones held in the kept staging file",
   },
@@ -188,11 +202,8 @@ const SAME_KEY: Array<{ from: RegExp; to: string; why: string }> = [
 
 /** Ids each doctor generates its own way (random, or by its own codec where KNOWN names it): a placeholder wherever they appear in a value. */
 const GENERATED_IDS: Record<string, Array<{ pattern: RegExp; placeholder: string }>> = {
-  // KNOWN transcript_event_identities: a v1 line without an id gets 9.6's `<hash>-<n>`, ours 8 hex digits.
-  "fixtures/legacy-state": [
-    { pattern: /"[0-9a-f]{16}-\d+"/g, placeholder: '"<event-id>"' },
-    { pattern: /"[0-9a-f]{8}"/g, placeholder: '"<event-id>"' },
-  ],
+  // KNOWN transcript_event_identities: v1 ids hash the transcript's absolute path, and each doctor runs in its own dir.
+  "fixtures/legacy-state": [{ pattern: /"[0-9a-f]{16}-[0-9a-z]+"/g, placeholder: '"<event-id>"' }],
   // An exec allowlist entry without an id gets a random UUID from each doctor (9.6's ensureAllowlistIds).
   "fixtures/migration/exec-approvals": [{ pattern: /"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"/g, placeholder: '"<uuid>"' }],
   // The same: the release's allowlist entry (`approvals allowlist add`) has no id. Only an allowlist entry's id (after

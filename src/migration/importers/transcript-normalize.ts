@@ -76,17 +76,17 @@ export class TranscriptNormalizer {
   entry(entry: Obj, line: string, lineNo: number): NormalizedEvent {
     const index = this.originalIndex;
     this.originalIndex += 1;
-    let out = entry;
-    let changed = false;
+    let out = loadedContentShape(entry);
+    let changed = out !== entry;
     if (this.v1 !== null) {
-      const assigned = this.v1.assign(entry, index);
+      const assigned = this.v1.assign(out, index);
       if (assigned.warning !== null) this.warnings.push(`line ${lineNo}: ${assigned.warning}`);
       if (!assigned.recognized) this.warnings.push(`line ${lineNo}: not an entry OpenClaw's session codec reads; stored as written, without an id or parent (as OpenClaw 2026.9.6 stores it)`);
+      changed ||= assigned.entry !== out;
       out = assigned.entry;
-      changed = out !== entry;
     }
     // 9.6 migrates hook messages only in entries it recognizes; a v1 record it does not is stored untouched.
-    const migrates = this.v1 === null || changed;
+    const migrates = this.v1 === null || out.id !== undefined;
     if (migrates && this.version < 3 && out.type === "message" && isObj(out.message) && out.message.role === "hookMessage") {
       // As OpenClaw's session codec: `customType ||= "hook"` (an existing non-empty customType is kept, in place).
       const message = out.message;
@@ -104,6 +104,30 @@ export class TranscriptNormalizer {
       timestamp: parseTimestamp(out.timestamp),
     };
   }
+}
+
+const COMPACTION_REPLAY_TYPES = new Set(["anthropic-compaction", "openai-responses-compaction", "openai-responses-retained-compaction"]);
+
+/**
+ * The content shape OpenClaw 2026.9.6's codec gives every message line as it reads it, whatever the file's version
+ * (and its doctor stores the line so): an assistant or toolResult `content` string becomes one text part (a compaction
+ * replay checkpoint in `providerReplay` no longer matches it, so it goes), a toolResult's lone object a one-part
+ * array. Returns the entry itself when nothing changes.
+ */
+export function loadedContentShape(entry: Obj): Obj {
+  if (entry.type !== "message" || !isObj(entry.message)) return entry;
+  const message = entry.message;
+  if ((message.role === "assistant" || message.role === "toolResult") && typeof message.content === "string") {
+    // Key order kept, as 9.6 rewrites the message in place.
+    const next: Obj = {};
+    for (const [key, value] of Object.entries(message)) {
+      if (key === "content") next.content = [{ type: "text", text: value }];
+      else if (key !== "providerReplay" || !(isObj(value) && COMPACTION_REPLAY_TYPES.has(value.type as string))) next[key] = value;
+    }
+    return { ...entry, message: next };
+  }
+  if (message.role === "toolResult" && isObj(message.content)) return { ...entry, message: { ...message, content: [message.content] } };
+  return entry;
 }
 
 function isObj(value: unknown): value is Obj {

@@ -1,5 +1,6 @@
 // Same-named tables whose columns mean the same in both formats: copied column by column, every gap named in a note.
 import { createHash } from "node:crypto";
+import { isStagedConfigAudit } from "./upgrade-global-config-audit.js";
 import { type GlobalUpgradeContext, bump, note, readAll } from "./upgrade-global-context.js";
 
 interface ColumnInfo {
@@ -57,6 +58,11 @@ function withoutHeldDeliveries(ctx: GlobalUpgradeContext, table: string, rows: A
     `${table}: ${held.length} entr${held.length === 1 ? "y" : "ies"} held for review (${named}${held.length > 5 ? ", …" : ""}) left out of OpenClaw's queue, as OpenClaw 2026.9.6 holds a stale legacy entry, so it is never sent; they stay in the design-v1 file (and their source files where the migration retired them).`,
   );
   return rows.filter((r) => r.status !== DELIVERY_HELD_STATUS);
+}
+
+/** Staged config-audit lines go to diagnostic_events, where OpenClaw 2026.9.6 keeps them (upgrade-global-config-audit.ts). */
+function withoutConfigAudit(table: string, rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  return table === "plugin_state_entries" ? rows.filter((r) => !isStagedConfigAudit(r)) : rows;
 }
 
 /**
@@ -125,7 +131,7 @@ function columns(handle: GlobalUpgradeContext["src"], table: string): ColumnInfo
 
 export function copySameMeaningTable(ctx: GlobalUpgradeContext, table: string): void {
   if (!ctx.sourceTables.has(table)) return;
-  const rows = withOpenclawKeys(ctx, table, withoutHeldDeliveries(ctx, table, readAll(ctx, table)));
+  const rows = withOpenclawKeys(ctx, table, withoutHeldDeliveries(ctx, table, withoutConfigAudit(table, readAll(ctx, table))));
   if (rows.length === 0) return;
   const src = new Map(columns(ctx.src, table).map((c) => [c.name, c]));
   const dst = columns(ctx.dst, table);

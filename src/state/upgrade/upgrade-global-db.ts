@@ -7,6 +7,7 @@ import { openUpgradeSource } from "./read-source.js";
 import type { DbUpgradeResult } from "./types.js";
 import { upgradeMainAuth } from "./upgrade-global-auth.js";
 import { CHANNEL_TABLES, upgradeChannelState } from "./upgrade-global-channels.js";
+import { upgradeConfigAudit } from "./upgrade-global-config-audit.js";
 import { type GlobalUpgradeContext, bump, note } from "./upgrade-global-context.js";
 import { copySameMeaningTable, SAME_MEANING_TABLES } from "./upgrade-global-copy.js";
 import { upgradeCronJobs, upgradeCronRunLogs } from "./upgrade-global-cron.js";
@@ -61,6 +62,7 @@ export function upgradeGlobalDb(options: UpgradeGlobalDbOptions): DbUpgradeResul
         upgradeBackupRuns(ctx);
         skipStateLeases(ctx);
         for (const table of SAME_MEANING_TABLES) copySameMeaningTable(ctx, table);
+        upgradeConfigAudit(ctx);
         upgradeChannelState(ctx);
         upgradeDevicePairing(ctx);
         upgradePluginState(ctx);

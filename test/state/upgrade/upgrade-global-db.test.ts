@@ -98,7 +98,10 @@ describe("upgradeGlobalDb", () => {
       expect(n, table).toBeGreaterThan(0);
       // A delivery entry held for review (the fixture's was queued in 2026-01, long past 72 h) stays out of OpenClaw's queue.
       const held = table === "delivery_queue_entries" ? cli<{ n: number }>(source, "SELECT count(*) AS n FROM delivery_queue_entries WHERE status = 'held'")[0]!.n : 0;
-      expect(cli<{ n: number }>(target, `SELECT count(*) AS n FROM ${table}`)[0]!.n, table).toBe(n - held);
+      // Config audit lines move to diagnostic_events, where OpenClaw 2026.9.6 keeps them (upgrade-global-config-audit.test.ts).
+      const audit = table === "plugin_state_entries" ? cli<{ n: number }>(source, "SELECT count(*) AS n FROM plugin_state_entries WHERE plugin_id = 'core' AND namespace = 'config-audit'")[0]!.n : 0;
+      expect(cli<{ n: number }>(target, `SELECT count(*) AS n FROM ${table}`)[0]!.n, table).toBe(n - held - audit);
+      if (audit > 0) expect(cli<{ n: number }>(target, "SELECT count(*) AS n FROM diagnostic_events WHERE scope = 'config-audit' AND event_key LIKE 'legacy:config:%'")[0]!.n).toBe(audit);
     }
     expect(cli(source, "SELECT id, status FROM delivery_queue_entries")).toEqual([{ id: "d-1", status: "held" }]);
     // OpenClaw 2026.9.6 reads exec approvals only under config_key 'current' (design-v1 wrote 'default').
