@@ -3,6 +3,7 @@ import { describeError } from "../core/errors.js";
 import { releaseMemory } from "../core/heap.js";
 import type { MigrationPlan, MigrationRunResult } from "../migration/types.js";
 import fs from "node:fs";
+import { acquireBootstrapLock, assertNoForeignBootstrapLock, type BootstrapLock } from "../state/bootstrap-lock.js";
 import { acquireMaintenanceLease, acquireStateLock, openLeaseDatabase, type MaintenanceLease } from "../state/lease.js";
 import type { StatePaths } from "../state/paths.js";
 import { assertStateDir } from "../state/state-dir.js";
@@ -18,6 +19,7 @@ import { modesCheck } from "./checks/modes-check.js";
 import { restoreLeftoverCheck } from "./checks/restore-leftover-check.js";
 import { storageCheck } from "./checks/storage-check.js";
 import { doctorVerdict, type DoctorStatus } from "./doctor-verdict.js";
+import { assertStateUnchanged, lockedReadError, observeState } from "./planned-state.js";
 import type { CheckContext, DoctorCheck, DoctorProgress, Finding, MigrationFixOptions, Repair, RepairApplyResult, RepairOutcome } from "./types.js";
 
 export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, configCheck, leaseCheck, legacyCheck, misplacedRowsCheck, movedCronStoreCheck, formatCheck, modesCheck];
@@ -119,7 +121,15 @@ function outcome(repair: Repair, applied: RepairApplyResult, sink: Sink): Repair
 export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   const checks = options.checks ?? DEFAULT_CHECKS;
   const ctx: CheckContext = { paths: options.paths, deep: Boolean(options.deep), verbose: Boolean(options.verbose), ...(options.onProgress ? { onProgress: options.onProgress } : {}) };
-  const before = await collect(ctx, checks);
+  // --fix plans without the lock (it shows the plan and asks first): what the plan was made from is checked again
+  // under the lock, and a read that another process's changes broke is "locked, retry" (75), never an internal error.
+  const planned = options.fix ? observeState(options.paths) : null;
+  let before: Collected;
+  try {
+    before = await collect(ctx, checks);
+  } catch (error) {
+    throw planned ? lockedReadError(options.paths, planned, error) : error;
+  }
   const migration = (run?: MigrationRunResult): Partial<DoctorResult> => (before.migrationPlan ? { migration: { plan: before.migrationPlan, ...(run ? { run } : {}) } } : {});
   if (!options.fix) return result(options, before.findings, { plannedRepairs: before.repairs.map((r) => ({ id: r.id, description: r.description })), ...migration() });
   if (before.repairs.length === 0) return result(options, before.findings, { findingsBefore: before.findings, ...migration() });
@@ -133,8 +143,18 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   // No global DB yet, so no lease row: the lock file holds the state from the first change (a legacy dir
   // move) until the lease is taken on the DB this run creates.
   const bootstrap = fs.existsSync(options.paths.globalDbPath) ? null : acquireStateLock(options.paths, undefined, { command: "doctor --fix", force: options.force });
+  try {
+    // A run that holds the lock file (creating the global DB, or swapping it in a format upgrade) is waited for
+    // before the file is opened for writing; then the databases must still be the ones planned against.
+    if (!bootstrap && !options.force) assertNoForeignBootstrapLock(options.paths.stateDir);
+    if (bootstrap && planned) assertStateUnchanged(options.paths, planned);
+  } catch (error) {
+    bootstrap?.release();
+    throw error;
+  }
   const fix: MigrationFixOptions = { backup: options.migration?.backup ?? true, removeSources: options.migration?.removeSources ?? false, ...(options.migration?.backupDir ? { backupDir: options.migration.backupDir } : {}) };
   let global: GlobalDatabase;
+  let bridge: BootstrapLock | null = null;
   try {
     for (const repair of before.repairs) {
       if (!repair.applyBeforeOpen) continue;
@@ -158,6 +178,15 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
     } finally {
       bootstrap?.release();
     }
+    // Without the lock file this run created nothing yet: the planned databases must be the ones it now holds.
+    if (!bootstrap && planned) {
+      try {
+        assertStateUnchanged(options.paths, planned);
+      } catch (error) {
+        lease.release();
+        throw error;
+      }
+    }
     try {
       for (const repair of before.repairs) {
         if (!repair.apply) continue;
@@ -169,26 +198,42 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
           outcomes.push({ id: repair.id, description: repair.description, status: "failed", detail: describeError(error) });
         }
       }
+      // The lock file bridges the lease and the repairs after it: another run taking the lease in between would
+      // make this run's format upgrade fail as locked, after its import.
+      if (before.repairs.some((r) => r.applyAfterLease)) bridge = bridgeLock(options);
     } finally {
       lease.release();
     }
   } finally {
     global.close();
   }
-  // Last, with every file closed: repairs that replace the database files (the format upgrade takes its own lease).
-  for (const repair of before.repairs) {
-    if (!repair.applyAfterLease) continue;
-    try {
-      const applied = await repair.applyAfterLease({ paths: options.paths, migration: fix, force: Boolean(options.force), ...(sink.run ? { run: sink.run } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
-      outcomes.push(outcome(repair, applied, sink));
-    } catch (error) {
-      outcomes.push({ id: repair.id, description: repair.description, status: "failed", detail: describeError(error) });
+  try {
+    // Last, with every file closed: repairs that replace the database files (the format upgrade takes its own lease).
+    for (const repair of before.repairs) {
+      if (!repair.applyAfterLease) continue;
+      try {
+        const applied = await repair.applyAfterLease({ paths: options.paths, migration: fix, force: Boolean(options.force), ...(sink.run ? { run: sink.run } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+        outcomes.push(outcome(repair, applied, sink));
+      } catch (error) {
+        outcomes.push({ id: repair.id, description: repair.description, status: "failed", detail: describeError(error) });
+      }
     }
+  } finally {
+    bridge?.release();
   }
   // The repairs (a migration of thousands of sources) leave a large heap behind; the re-check starts from what is live.
   releaseMemory();
   const after = await collect(ctx, checks);
   return result(options, after.findings, { findingsBefore: before.findings, repairs: outcomes, ...migration(sink.run), ...(sink.formatUpgrade ? { formatUpgrade: sink.formatUpgrade } : {}) });
+}
+
+/** The lock file, taken while the lease is still held; null when it cannot be (the repairs after the lease then lock alone, as before). */
+function bridgeLock(options: DoctorOptions): BootstrapLock | null {
+  try {
+    return acquireBootstrapLock(options.paths.stateDir, { command: "doctor --fix", force: Boolean(options.force) });
+  } catch {
+    return null;
+  }
 }
 
 /** Exit code for a doctor result (doctorVerdict's): 1 on error findings, failed repairs, declined, --strict warnings. */

@@ -82,11 +82,18 @@ function openLedger(paths: StatePaths): GlobalDatabase | null {
   // The live ledger: this tool's format or OpenClaw's current one (same ledger columns), for a staging state too.
   const live = liveStatePaths(paths);
   if (!fs.existsSync(live.globalDbPath)) return null;
+  let db: GlobalDatabase;
   try {
-    return openLedgerDatabase(live, { mode: "read" });
+    db = openLedgerDatabase(live, { mode: "read" });
   } catch {
     return null;
   }
+  // An empty file (another process between creating it and committing its schema, or one that died there) has no ledger yet.
+  if (db.format.id === "new") {
+    db.close();
+    return null;
+  }
+  return db;
 }
 
 export interface Detection {
