@@ -153,3 +153,17 @@ describe("doctor --fix: an unlocked read that breaks", () => {
     expect((error as Error).message).toBe("no such table: migration_sources");
   });
 });
+
+describe("doctor --fix after a run killed between creating the global DB and committing its schema", () => {
+  it("an empty global DB is a new state: the import runs and the state still ends in OpenClaw's format", async () => {
+    const state = legacyCorpusState(CORPUS, "ocs-empty-global-");
+    const paths = resolveStatePaths({ env: state.env });
+    fs.mkdirSync(path.dirname(paths.globalDbPath), { recursive: true });
+    fs.writeFileSync(paths.globalDbPath, "");
+    const run = await runBin(FIX, state.env);
+    expect(run.code, `${run.stdout.slice(0, 2000)} ${run.stderr}`).toBe(0);
+    const repairs = (JSON.parse(run.stdout) as { repairs?: Array<{ id: string; status: string }> }).repairs ?? [];
+    expect(repairs.find((r) => r.id === "format.upgrade")?.status).toBe("applied");
+    expect(readDatabaseFormat(paths.globalDbPath, "global").format).toMatchObject({ id: "openclaw", current: true });
+  }, 120_000);
+});

@@ -5,6 +5,7 @@ import { planBlockedBy } from "../../migration/plan-migration.js";
 import { planFormatUpgrade, upgradeFormat, type UpgradeFormatResult } from "../../migration/upgrade-format.js";
 import { OPENCLAW_CURRENT } from "../../state/db-format.js";
 import { pathExists } from "../../state/private-fs.js";
+import { readDatabaseFormat } from "../../state/state-databases.js";
 import type { AfterLeaseContext, CheckContext, CheckResult, DoctorCheck, Finding, Repair, RepairReport } from "../types.js";
 
 const TARGET = `OpenClaw ${OPENCLAW_CURRENT.release}`;
@@ -40,6 +41,15 @@ async function applyUpgrade(ctx: AfterLeaseContext): Promise<RepairReport> {
     onProgress: (current) => ctx.onProgress?.({ phase: "upgrade", done: 0, total: 0, bytesDone: 0, bytesTotal: 0, current }),
   });
   return { detail: describeUpgrade(result), formatUpgrade: result };
+}
+
+/**
+ * A global DB with a schema. An empty file (a run killed between creating it and committing its schema) is a new
+ * state too: this run's write open gives it the staging schema, so this step must still follow.
+ */
+function hasGlobalSchema(file: string): boolean {
+  if (!pathExists(file)) return false;
+  return readDatabaseFormat(file, "global").format?.id !== "new";
 }
 
 function upgradeRepair(description: string): Repair {
@@ -78,7 +88,7 @@ export const formatCheck: DoctorCheck = {
     // A new state: this run creates the databases (the global DB, the imports' agent DBs) in the staging format, and
     // this step writes them in OpenClaw's. Nothing to import into a foreign format: the legacy check says why.
     const plan = ctx.migrationPlan;
-    if (!pathExists(ctx.paths.globalDbPath) && !(plan && planBlockedBy(plan))) {
+    if (!hasGlobalSchema(ctx.paths.globalDbPath) && !(plan && planBlockedBy(plan))) {
       const imports = plan?.sources.some((s) => s.action !== "skip");
       return { findings, repairs: [upgradeRepair(imports ? `write the imported state in ${TARGET}'s database format` : `write the new state's databases in ${TARGET}'s format`)] };
     }
