@@ -16,7 +16,6 @@ import type { FileSink } from "./read-archive.js";
 const CREATE_FLAGS = fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | (fs.constants.O_NOFOLLOW ?? 0);
 /** How many finished files may still be fsyncing in the background before the next one waits. */
 const MAX_PENDING_SYNCS = 16;
-const MAX_WRITES_IN_FLIGHT = 4;
 
 /** Writes all of `chunk` at `position` (null: the current file position), looping over short writes. */
 export async function writeFully(handle: fs.promises.FileHandle, chunk: Buffer, position: number | null): Promise<void> {
@@ -27,6 +26,12 @@ export async function writeFully(handle: fs.promises.FileHandle, chunk: Buffer, 
   }
 }
 
+/** writeFully for a descriptor, synchronously (page-cache writes: no pool round trip). */
+function writeFullySync(fd: number, chunk: Buffer, position: number): void {
+  let offset = 0;
+  while (offset < chunk.length) offset += fs.writeSync(fd, chunk, offset, chunk.length - offset, position + offset);
+}
+
 export interface FileWriterOptions {
   mode: number;
   mtimeMs?: number;
@@ -35,18 +40,22 @@ export interface FileWriterOptions {
 }
 
 /**
- * Tracks background fsync+close work so extraction overlaps with it; `drain()` waits for all of it and
- * surfaces the first error.
+ * Opens the extracted files and tracks each one's closing work (utimes, optional fsync, close); `drain()` waits for
+ * all of it and surfaces the first error.
  */
 export class FileWriterPool {
   private readonly pending = new Set<Promise<void>>();
   private firstError: unknown;
 
   async open(file: string, options: FileWriterOptions): Promise<FileSink & { readonly path: string; closed: Promise<void> }> {
-    const handle = await fs.promises.open(file, CREATE_FLAGS, options.mode);
+    // Synchronous open/write/utimes/close, on purpose: these are page-cache operations of a few microseconds, and
+    // each async one was a round trip through the libuv pool plus a FileHandle and its promises, per file (a
+    // restore of many small plain files spent more CPU on that plumbing than on the bytes). Inflate still runs on
+    // the pool meanwhile; nothing here waits for the disk (durability is one pass at the end: syncStagedFiles).
+    const fd = fs.openSync(file, CREATE_FLAGS, options.mode);
     let finished = false;
+    let closedFd = false;
     let position = 0;
-    const writes = new Set<Promise<void>>();
     let resolveClosed!: () => void;
     let rejectClosed!: (error: unknown) => void;
     const closed = new Promise<void>((resolve, reject) => {
@@ -54,39 +63,43 @@ export class FileWriterPool {
       rejectClosed = reject;
     });
     closed.catch(() => undefined);
+    const close = (): void => {
+      if (closedFd) return;
+      closedFd = true;
+      fs.closeSync(fd);
+    };
     return {
       path: file,
       closed,
       write: async (chunk) => {
-        // Positional writes overlap with the next inflate/hash step; a few per file may be in flight.
-        const at = position;
+        writeFullySync(fd, chunk, position);
         position += chunk.length;
-        const write = writeFully(handle, chunk, at);
-        writes.add(write);
-        void write.then(
-          () => writes.delete(write),
-          () => writes.delete(write),
-        );
-        while (writes.size >= MAX_WRITES_IN_FLIGHT) await Promise.race(writes);
       },
       finish: async () => {
         finished = true;
-        await Promise.all(writes);
         const work = (async () => {
-          if (options.mtimeMs !== undefined && options.mtimeMs > 0) {
-            const t = new Date(options.mtimeMs);
-            await handle.utimes(t, t);
+          try {
+            if (options.mtimeMs !== undefined && options.mtimeMs > 0) {
+              const t = new Date(options.mtimeMs);
+              fs.futimesSync(fd, t, t);
+            }
+            if (options.sync) fs.fsyncSync(fd);
+          } finally {
+            close();
           }
-          if (options.sync) await handle.sync();
-          await handle.close();
         })();
         this.track(work);
         work.then(resolveClosed, rejectClosed);
         while (this.pending.size > MAX_PENDING_SYNCS) await Promise.race(this.pending);
       },
       abort: async () => {
-        await Promise.allSettled(writes);
-        if (!finished) await handle.close().catch(() => undefined);
+        if (!finished) {
+          try {
+            close();
+          } catch {
+            // Already failing: the file is removed next either way.
+          }
+        }
         await fs.promises.rm(file, { force: true });
         resolveClosed();
       },

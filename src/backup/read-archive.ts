@@ -401,7 +401,9 @@ async function readArchivePass(
       let out: FileSink | null = null;
       let precheckedDigest: string | null = null;
       const open = async (): Promise<void> => {
-        const first = Buffer.concat(head!);
+        // The first chunk usually holds the 16 header bytes already (for a small file, the whole file): passed on as
+        // it is, not copied.
+        const first = head!.length === 1 ? head![0]! : Buffer.concat(head!);
         head = null;
         const database = classifyPayloadFile(rel, listed, record, first.subarray(0, SQLITE_HEADER.length).equals(SQLITE_HEADER));
         if (database) foundDatabases.push(rel);
