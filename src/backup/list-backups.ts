@@ -28,10 +28,8 @@ export interface BackupListItem {
    */
   id: string | null;
   shortId: string | null;
-  /** From the manifest (or the run row) as epoch ms; the file mtime when neither is readable. */
+  /** From the manifest (or the run row) as epoch ms; the file mtime when neither is readable. `--json` prints it as ISO-8601. */
   createdAt: number;
-  /** `createdAt` as ISO-8601 (added beside the epoch-ms field, which stays for existing consumers). */
-  createdAtIso: string;
   /** The recorded run status, or "unrecorded" for an archive with no backup_runs row. */
   status: string;
   runId: string | null;
@@ -58,7 +56,7 @@ export interface ListBackupsResult {
    */
   hidden: { missing: number; failed: number };
   /** Previous copies restores kept beside the paths they replaced, newest first (`backup prune --pre-restore`). */
-  preRestoreCopies: Array<PreRestoreCopy & { createdAtIso: string }>;
+  preRestoreCopies: PreRestoreCopy[];
   /** Names with the pre-restore marker that are not a restore's copy: left alone, with the reason. */
   preRestoreNotOurs: Array<{ path: string; reason: string }>;
   warnings: string[];
@@ -168,7 +166,6 @@ export async function listBackups(options: ListBackupsOptions): Promise<ListBack
       id: archiveIdOf(found?.manifestOk ? found.runId : run.id),
       shortId: null,
       createdAt: run.createdAt,
-      createdAtIso: isoTime(run.createdAt),
       status: run.status,
       runId: run.id,
       exists,
@@ -186,7 +183,6 @@ export async function listBackups(options: ListBackupsOptions): Promise<ListBack
       id: archiveIdOf(a.runId),
       shortId: null,
       createdAt: a.createdAt ?? a.mtimeMs,
-      createdAtIso: isoTime(a.createdAt ?? a.mtimeMs),
       status: "unrecorded",
       runId: a.runId,
       exists: true,
@@ -213,13 +209,7 @@ export async function listBackups(options: ListBackupsOptions): Promise<ListBack
       });
   assignShortIds(shown);
   const preRestore = scanPreRestoreCopies(paths);
-  const preRestoreCopies = preRestore.copies.map((c) => ({ ...c, createdAtIso: isoTime(c.createdAt) }));
-  return { backupDir, runsRead: runs !== null, backups: shown, hidden, preRestoreCopies, preRestoreNotOurs: preRestore.notOurs, warnings };
-}
-
-function isoTime(ms: number): string {
-  const d = new Date(ms);
-  return Number.isNaN(d.getTime()) ? "" : d.toISOString();
+  return { backupDir, runsRead: runs !== null, backups: shown, hidden, preRestoreCopies: preRestore.copies, preRestoreNotOurs: preRestore.notOurs, warnings };
 }
 
 function safeSniff(file: string): Compression | null {

@@ -67,8 +67,10 @@ describe("sessions list output formats (binary)", () => {
     expect(JSON.parse(format.stdout)).toEqual(doc);
     expect(doc).toMatchObject({ ok: true, command: "sessions list", count: 4 });
     const row = doc.sessions.find((s: { sessionId: string }) => s.sessionId === "s-cjk");
-    expect(row).toMatchObject({ key: "agent:main:discord:group:会话频道:🦞", updatedAt: expect.any(Number) });
-    expect(row.updatedAtIso).toBe(new Date(row.updatedAt).toISOString());
+    // Times are ISO-8601 in every --json document (docs/cli.md); no epoch-ms twin beside them.
+    expect(row).toMatchObject({ key: "agent:main:discord:group:会话频道:🦞", updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    expect(new Date(row.updatedAt).toISOString()).toBe(row.updatedAt);
+    expect(row).not.toHaveProperty("updatedAtIso");
     const clash = await runBin(["sessions", "list", "--json", "--format", "tsv"], env);
     expect(clash.code).toBe(2);
     expect(JSON.parse(clash.stdout)).toMatchObject({ ok: false, error: { message: expect.stringMatching(/--json and --format tsv contradict/) } });

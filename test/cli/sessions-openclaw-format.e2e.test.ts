@@ -14,13 +14,13 @@ describe("sessions CLI on OpenClaw's current format", () => {
     const before = snapshotTree(state.stateDir);
     const list = await runBin(["sessions", "list", "--all-agents", "--json"], state.env);
     expect(list.code).toBe(0);
-    const listed = JSON.parse(list.stdout) as { sessions: Array<{ key: string; sessionId: string; updatedAt: number }>; warnings: string[] };
+    const listed = JSON.parse(list.stdout) as { sessions: Array<{ key: string; sessionId: string; updatedAt: string }>; warnings: string[] };
     expect(listed.warnings).toEqual([]);
     expect(listed.sessions.map((s) => [s.key, s.sessionId, s.updatedAt])).toEqual([
-      ["agent:main:recovered:s-lost", "s-lost", 1796400470576],
-      ["agent:main:unknown:group:ops", "s-ops", 1767229200000],
-      ["agent:main:main", "s-main", 1767225600000],
-      ["agent:main:+15550002", "s-root-dm", 1764547200000],
+      ["agent:main:recovered:s-lost", "s-lost", "2026-12-04T16:07:50.576Z"],
+      ["agent:main:unknown:group:ops", "s-ops", "2026-01-01T01:00:00.000Z"],
+      ["agent:main:main", "s-main", "2026-01-01T00:00:00.000Z"],
+      ["agent:main:+15550002", "s-root-dm", "2025-12-01T00:00:00.000Z"],
     ]);
     const show = await runBin(["sessions", "show", "main", "--json"], state.env);
     expect(show.code).toBe(0);

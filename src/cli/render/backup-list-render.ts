@@ -5,6 +5,7 @@ import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 import { DEFAULT_COLUMNS } from "../output.js";
 import { formatBytes } from "./format.js";
+import { withIsoTimes } from "./json-time.js";
 import { cleanCell, fitColumns, formatHeader, formatRow, renderTable, truncateEnd, type TableColumn } from "./table.js";
 
 /** The listing stays readable in a split pane and in mail: never wider than this, even on a wide terminal. */
@@ -33,9 +34,18 @@ function shortTime(ms: number): string {
   return Number.isNaN(d.getTime()) ? "-" : d.toISOString().slice(0, 16).replace("T", " ");
 }
 
+/** `--json`: the result with its times as ISO-8601 (json-time.ts). */
+function backupListJson(result: ListBackupsResult): Record<string, unknown> {
+  return {
+    ...result,
+    backups: result.backups.map((b) => withIsoTimes(b, ["createdAt"])),
+    preRestoreCopies: result.preRestoreCopies.map((c) => withIsoTimes(c, ["createdAt"])),
+  };
+}
+
 export function renderBackupList(output: Output, result: ListBackupsResult): void {
   if (output.json) {
-    output.writeJson(jsonEnvelope("backup list", result));
+    output.writeJson(jsonEnvelope("backup list", backupListJson(result)));
     return;
   }
   const s = output.style;

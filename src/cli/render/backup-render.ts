@@ -9,6 +9,7 @@ import type { VerifyBackupResult } from "../../backup/verify-archive.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 import { formatBytes, formatCount, formatTime } from "./format.js";
+import { withIsoTimes } from "./json-time.js";
 
 const PHASE_LABEL: Record<BackupProgressEvent["phase"], string> = {
   plan: "Planning",
@@ -166,7 +167,8 @@ export { renderBackupList } from "./backup-list-render.js";
 
 export function renderBackupPrune(output: Output, result: PruneBackupsResult): void {
   if (output.json) {
-    output.writeJson(jsonEnvelope("backup prune", result));
+    const iso = (list: PruneBackupsResult["kept"]) => list.map((c) => withIsoTimes(c, ["createdAt"]));
+    output.writeJson(jsonEnvelope("backup prune", { ...result, kept: iso(result.kept), removed: iso(result.removed) }));
     return;
   }
   const s = output.style;
@@ -188,7 +190,7 @@ export function renderBackupPrune(output: Output, result: PruneBackupsResult): v
 
 export function renderPreRestorePrune(output: Output, result: PrunePreRestoreResult): void {
   if (output.json) {
-    output.writeJson(jsonEnvelope("backup prune", result));
+    output.writeJson(jsonEnvelope("backup prune", { ...result, removed: result.removed.map((c) => withIsoTimes(c, ["createdAt"])) }));
     return;
   }
   const s = output.style;

@@ -4,7 +4,7 @@ import type { DoctorResult } from "../../doctor/run-doctor.js";
 import type { Finding } from "../../doctor/types.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
-import { renderRunHuman } from "./migration-render.js";
+import { planJson, renderRunHuman, runJson } from "./migration-render.js";
 import { renderUpgradeNotes } from "./upgrade-render.js";
 
 function mark(output: Output, finding: Finding): string {
@@ -17,7 +17,10 @@ function mark(output: Output, finding: Finding): string {
 /** `verdict` (doctorVerdict) is the run's one answer: JSON `status`/`ok`/`exitCode` and the last line come from it. */
 export function renderDoctor(output: Output, result: DoctorResult, verdict: DoctorVerdict): void {
   if (output.json) {
-    output.writeJson({ ...jsonEnvelope("doctor", result), status: verdict.status, ok: verdict.ok, exitCode: verdict.exitCode });
+    // Times as ISO-8601 (json-time.ts): only the migration plan and run carry any.
+    const migration = result.migration ? { ...result.migration, plan: planJson(result.migration.plan), ...(result.migration.run ? { run: runJson(result.migration.run) } : {}) } : undefined;
+    const doc = { ...result, ...(migration ? { migration } : {}) };
+    output.writeJson({ ...jsonEnvelope("doctor", doc), status: verdict.status, ok: verdict.ok, exitCode: verdict.exitCode });
     return;
   }
   const s = output.style;

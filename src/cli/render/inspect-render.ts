@@ -1,9 +1,11 @@
 // Renders an InspectResult: one block per database with its tables, then leases and last runs.
 import { CURRENT_FORMAT_NAME, type InspectedDatabase, type InspectResult } from "../../inspect/inspect-state.js";
+import type { SessionRef } from "../../sessions/session-stats.js";
 import { describeLease } from "../../state/lease.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 import { formatBytes, formatCount, formatTime } from "./format.js";
+import { withIsoTimes } from "./json-time.js";
 import { renderInventoryHuman } from "./migration-render.js";
 import { DEFAULT_COLUMNS } from "../output.js";
 import { renderTable, type TableColumn } from "./table.js";
@@ -28,9 +30,21 @@ export function inspectExitCode(result: InspectResult): number {
   return result.databases.some((d) => (d.status !== "ok" && d.status !== "foreign") || d.integrity === "failed") ? 1 : 0;
 }
 
+/** `--json`: every time as ISO-8601 (json-time.ts) — sessions' oldest/newest, leases, the last runs. */
+function inspectJson(result: InspectResult): Record<string, unknown> {
+  const ref = (r: SessionRef | null) => (r ? withIsoTimes(r, ["updatedAt"]) : null);
+  return {
+    ...result,
+    databases: result.databases.map((d) => (d.sessions ? { ...d, sessions: { ...d.sessions, oldest: ref(d.sessions.oldest), newest: ref(d.sessions.newest) } } : d)),
+    leases: result.leases.map((l) => withIsoTimes(l, ["startedAt", "expiresAt", "heartbeatAt"])),
+    lastMigrationRuns: result.lastMigrationRuns.map((r) => withIsoTimes(r, ["startedAt", "finishedAt"])),
+    lastBackupRuns: result.lastBackupRuns.map((r) => withIsoTimes(r, ["createdAt"])),
+  };
+}
+
 export function renderInspect(output: Output, result: InspectResult): void {
   if (output.json) {
-    output.writeJson(jsonEnvelope("inspect", result));
+    output.writeJson(jsonEnvelope("inspect", inspectJson(result)));
     return;
   }
   const s = output.style;

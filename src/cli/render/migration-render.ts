@@ -8,6 +8,7 @@ import type { MigrationPlan, MigrationProgress, MigrationRunResult, PlanAction, 
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 import { formatBytes, formatCount, formatTime } from "./format.js";
+import { withFileTime, withIsoTimes } from "./json-time.js";
 import { DEFAULT_COLUMNS } from "../output.js";
 import type { ProgressMeter } from "./progress-stats.js";
 import { renderTable, type TableColumn } from "./table.js";
@@ -135,8 +136,24 @@ export function renderPlanHuman(output: Output, plan: MigrationPlan): void {
   output.log(plan.pending ? "Run `openclaw-state doctor --fix` to apply this plan." : blocked && waiting > 0 ? "Nothing openclaw-state can migrate in this format." : "Nothing to migrate.");
 }
 
+/** A plan as `--json` prints it (migrate plan, doctor): `plannedAt`, each source's `mtime` and ledger `importedAt` as ISO-8601. */
+export function planJson(plan: MigrationPlan): Record<string, unknown> {
+  return {
+    ...withIsoTimes(plan, ["plannedAt"]),
+    sources: plan.sources.map((x) => {
+      const source = withFileTime(x);
+      return x.previous ? { ...source, previous: withIsoTimes(x.previous, ["importedAt"]) } : source;
+    }),
+  };
+}
+
+/** A run as `--json` prints it (doctor --fix, migrate history): start and finish as ISO-8601, each source's `mtime` too. */
+export function runJson<T extends { startedAt: number; finishedAt: number | null; sources: SourceOutcome[] }>(run: T): Record<string, unknown> {
+  return { ...withIsoTimes(run, ["startedAt", "finishedAt"]), sources: run.sources.map((o) => withFileTime(o)) };
+}
+
 export function renderMigratePlan(output: Output, plan: MigrationPlan): void {
-  if (output.json) return output.writeJson(jsonEnvelope("migrate plan", { plan }));
+  if (output.json) return output.writeJson(jsonEnvelope("migrate plan", { plan: planJson(plan) }));
   renderPlanHuman(output, plan);
 }
 
@@ -174,7 +191,7 @@ export function renderRunHuman(output: Output, run: MigrationRunResult): void {
 }
 
 export function renderMigrateHistory(output: Output, result: MigrationHistoryResult): void {
-  if (output.json) return output.writeJson(jsonEnvelope("migrate history", result));
+  if (output.json) return output.writeJson(jsonEnvelope("migrate history", { ...result, runs: result.runs.map((r) => runJson(r)) }));
   const s = output.style;
   output.log(s.bold(`Migration runs — ${result.databasePath} (${formatCount(result.total)})`));
   if (result.notRead) output.log(s.dim(`Not read: ${result.notRead.reason}.`));

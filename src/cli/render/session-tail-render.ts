@@ -3,6 +3,7 @@ import type { SessionTranscriptMessageEntry } from "../../runtime/message-rows.j
 import type { TailEvent } from "../../sessions/tail-session.js";
 import type { Output } from "../output.js";
 import { formatBytes } from "./format.js";
+import { isoTime } from "./json-time.js";
 import { contentText, fitText, type TextLayout } from "./sessions-render.js";
 
 /** `--json` is the one NDJSON stream of the CLI: each event is a compact line, written as it happens. */
@@ -39,7 +40,9 @@ export function renderTailEvent(output: Output, event: TailEvent, layout: TextLa
 function jsonLine(event: TailEvent): Record<string, unknown> {
   if (event.kind === "message") {
     const { entry } = event;
-    return { version: 1, kind: "message", sessionId: event.sessionId, ...entry };
+    // An entry's `timestamp` is stored as written (ISO text or epoch ms): the line carries ISO either way; `message` stays as stored.
+    const createdAt = typeof entry.createdAt === "number" ? isoTime(entry.createdAt) : entry.createdAt;
+    return { version: 1, kind: "message", sessionId: event.sessionId, ...entry, ...(entry.createdAt !== undefined ? { createdAt } : {}) };
   }
   return { version: 1, ...event };
 }

@@ -8,6 +8,7 @@ import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
 import { DEFAULT_COLUMNS } from "../output.js";
 import { formatAge, formatBytes, formatCount, formatTime, formatTokensCell, truncate } from "./format.js";
+import { isoTime, withIsoTimes } from "./json-time.js";
 import { cleanCell, fitColumns, formatHeader, formatRow, tsvLine, type TableColumn } from "./table.js";
 
 /** Lines between waits for stdout to drain: keeps `--limit all` flat in memory behind a slow pipe. */
@@ -33,15 +34,25 @@ export interface TextLayout {
   full: boolean;
 }
 
-/** A session row as `--json` prints it: the stored epoch-ms times plus their ISO-8601 form. */
+/** A session row as `--json` prints it: times as ISO-8601 (json-time.ts). */
 function jsonRow(row: SessionSummary): Record<string, unknown> {
-  return { ...row, updatedAtIso: isoTime(row.updatedAt), createdAtIso: isoTime(row.createdAt) };
+  return withIsoTimes(row, ["updatedAt", "createdAt"]);
 }
 
-function isoTime(ms: number | null | undefined): string | null {
-  if (typeof ms !== "number" || !Number.isFinite(ms)) return null;
-  const d = new Date(ms);
-  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+/**
+ * `sessions show --json`: every time of ours as ISO-8601. `entry` (the stored SessionEntry) and each event's `event`
+ * (the transcript line) are the records as OpenClaw wrote them, printed verbatim, whatever form their times take.
+ */
+function showJson(result: ShowSessionResult): Record<string, unknown> {
+  return {
+    ...result,
+    session: withIsoTimes(result.session, ["updatedAt", "createdAt", "startedAt", "endedAt"]),
+    routes: result.routes.map((r) => withIsoTimes(r, ["updatedAt"])),
+    otherSessionsForKey: { ...result.otherSessionsForKey, sessions: result.otherSessionsForKey.sessions.map((x) => withIsoTimes(x, ["updatedAt"])) },
+    conversations: result.conversations.map((c) => withIsoTimes(c, ["firstSeenAt", "lastSeenAt"])),
+    transcript: withIsoTimes(result.transcript, ["firstAt", "lastAt"]),
+    events: { ...result.events, items: result.events.items.map((e) => withIsoTimes(e, ["createdAt"])) },
+  };
 }
 
 function* mapRows<T, U>(rows: Iterable<T>, fn: (row: T) => U): Generator<U> {
@@ -188,7 +199,7 @@ export function listCells(row: SessionSummary, now: number, options: { multi: bo
 
 export function renderSessionShow(output: Output, result: ShowSessionResult, layout: TextLayout = { width: 120, full: false }): number {
   if (output.json) {
-    output.writeJson(jsonEnvelope("sessions show", result));
+    output.writeJson(jsonEnvelope("sessions show", showJson(result)));
     return ExitCode.ok;
   }
   const s = output.style;
