@@ -1,9 +1,9 @@
 // Runs a pinned OpenClaw release's CLI in a throwaway sandbox (own HOME, state dir, tmp), under a deadline.
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { inject } from "vitest";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
@@ -204,4 +204,21 @@ export async function runDoctorFix(install: OpenClawInstall, fixtureDir: string,
     globalDb: join(sandbox.stateDir, "state", "openclaw.sqlite"),
     agentDb: (agentId) => join(sandbox.stateDir, "agents", agentId, "agent", "openclaw-agent.sqlite"),
   };
+}
+
+/**
+ * One of the package's internal functions, found by name in its hashed dist chunks (the export alias read from the
+ * chunk's export list) and loaded: the oracle for checks that compare a single step shape by shape.
+ */
+export async function loadOpenClawFunction<F>(entryFile: string, name: string): Promise<F> {
+  const dist = join(dirname(entryFile), "dist");
+  for (const file of readdirSync(dist).filter((n) => n.endsWith(".mjs"))) {
+    const text = readFileSync(join(dist, file), "utf8");
+    if (!text.includes(`function ${name}(`)) continue;
+    const alias = new RegExp(`\\b${name} as (\\w+)`).exec(text)?.[1];
+    if (!alias) continue;
+    const mod = (await import(pathToFileURL(join(dist, file)).href)) as Record<string, F>;
+    return mod[alias]!;
+  }
+  throw new Error(`${name} not found under ${dist}`);
 }
