@@ -230,7 +230,7 @@ function entryDerivedConversations(conversations: V1Conversation[], links: V1Ses
     } catch {
       continue;
     }
-    if (!isRecord(meta) || meta.importedFrom !== "sessions.json" || typeof meta.routeSource !== "string") continue;
+    if (!isRecord(meta) || meta.importedFrom !== "sessions.json" || typeof meta.routeSource !== "string") continue; // legacy-name-ok: the provenance tag our staging importer writes into metadata_json (a value, never a path opened)
     const sessions = linked.get(c.conversation_id) ?? [];
     if (sessions.length > 0 && sessions.every((id) => routeFields.get(id)?.has(meta.routeSource as string))) out.add(c.conversation_id);
   }
