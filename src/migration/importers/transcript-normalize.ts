@@ -78,15 +78,17 @@ export class TranscriptNormalizer {
     this.originalIndex += 1;
     let out = loadedContentShape(entry);
     let changed = out !== entry;
+    let recognized = true;
     if (this.v1 !== null) {
       const assigned = this.v1.assign(out, index);
       if (assigned.warning !== null) this.warnings.push(`line ${lineNo}: ${assigned.warning}`);
       if (!assigned.recognized) this.warnings.push(`line ${lineNo}: not an entry OpenClaw's session codec reads; stored as written, without an id or parent (as OpenClaw 2026.9.6 stores it)`);
+      recognized = assigned.recognized;
       changed ||= assigned.entry !== out;
       out = assigned.entry;
     }
     // 9.6 migrates hook messages only in entries it recognizes; a v1 record it does not is stored untouched.
-    const migrates = this.v1 === null || out.id !== undefined;
+    const migrates = recognized;
     if (migrates && this.version < 3 && out.type === "message" && isObj(out.message) && out.message.role === "hookMessage") {
       // As OpenClaw's session codec: `customType ||= "hook"` (an existing non-empty customType is kept, in place).
       const message = out.message;

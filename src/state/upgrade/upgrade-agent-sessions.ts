@@ -221,7 +221,11 @@ function routeSourcesIn(raw: Entry): string[] {
  */
 function entryDerivedConversations(conversations: V1Conversation[], links: V1SessionConversation[], routeFields: Map<string, Set<string>>): Set<string> {
   const linked = new Map<string, string[]>();
-  for (const l of links) linked.set(l.conversation_id, [...(linked.get(l.conversation_id) ?? []), l.session_id]);
+  for (const l of links) {
+    const list = linked.get(l.conversation_id);
+    if (list) list.push(l.session_id);
+    else linked.set(l.conversation_id, [l.session_id]);
+  }
   const out = new Set<string>();
   for (const c of conversations) {
     let meta: unknown;

@@ -46,8 +46,7 @@ export function upgradeConfigAudit(ctx: GlobalUpgradeContext): void {
   // Read counts: plugin_state_entries is counted whole by the copy step (copySameMeaningTable), which skips these rows.
   const staged = ctx.src
     .prepare("SELECT entry_key, value_json FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? ORDER BY entry_key")
-    .all(CONFIG_AUDIT_PLUGIN, CONFIG_AUDIT_NAMESPACE) as Array<{ entry_key: string; value_json: string }>;
-  if (staged.length === 0) return;
+    .iterate(CONFIG_AUDIT_PLUGIN, CONFIG_AUDIT_NAMESPACE) as IterableIterator<{ entry_key: string; value_json: string }>;
   const last = ctx.dst.prepare("SELECT max(sequence) AS s FROM diagnostic_events WHERE scope = ? AND sequence < 0").get(SCOPE) as { s: number | null };
   let sequence = (last.s ?? Number.MIN_SAFE_INTEGER) + 1;
   const insert = ctx.dst.prepare("INSERT INTO diagnostic_events (scope, event_key, payload_json, created_at, sequence) VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, event_key) DO NOTHING");

@@ -27,4 +27,10 @@ describe("message content shaped as OpenClaw's codec reads it", () => {
     expect(event.id).toMatch(/^[0-9a-f]{16}-1$/);
     expect(event.message).toEqual({ role: "assistant", content: [{ type: "text", text: "hi" }] });
   });
+
+  it("a v1 record 9.6's codec does not recognize is stored as written, even when it carries an id of its own", () => {
+    const normalizer = new TranscriptNormalizer(1, { ids: { sourcePath: "/s/agents/main/sessions/s1.jsonl", sessionId: "s1" } });
+    const line = '{"type":"message","id":"own","message":{"role":"hookMessage","content":42}}';
+    expect(normalizer.entry(JSON.parse(line) as Record<string, unknown>, line, 2).json).toBe(line);
+  });
 });
