@@ -19,6 +19,7 @@ import { modesCheck } from "./checks/modes-check.js";
 import { restoreLeftoverCheck } from "./checks/restore-leftover-check.js";
 import { storageCheck } from "./checks/storage-check.js";
 import { doctorVerdict, type DoctorStatus } from "./doctor-verdict.js";
+import { doctorDryRun, type DoctorDryRun } from "./dry-run.js";
 import { assertStateUnchanged, lockedReadError, observeState } from "./planned-state.js";
 import type { CheckContext, DoctorCheck, DoctorProgress, Finding, MigrationFixOptions, Repair, RepairApplyResult, RepairOutcome } from "./types.js";
 
@@ -27,6 +28,8 @@ export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, sto
 export interface DoctorOptions {
   paths: StatePaths;
   fix?: boolean;
+  /** With `fix`: plan it and say exactly what it would touch (DoctorResult.dryRun), write nothing. */
+  dryRun?: boolean;
   deep?: boolean;
   verbose?: boolean;
   force?: boolean;
@@ -66,6 +69,8 @@ export interface DoctorResult {
   /** Fix mode: the operator declined the confirmation; nothing was changed. */
   declined?: boolean;
   migration?: DoctorMigration;
+  /** `--fix --dry-run`: what --fix would touch (the result is otherwise check mode's; nothing was written). */
+  dryRun?: DoctorDryRun;
   /** Fix mode: the upgrade of this tool's design-v1 databases to OpenClaw's format, when it ran. */
   formatUpgrade?: UpgradeFormatResult;
 }
@@ -123,7 +128,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   const ctx: CheckContext = { paths: options.paths, deep: Boolean(options.deep), verbose: Boolean(options.verbose), ...(options.onProgress ? { onProgress: options.onProgress } : {}) };
   // --fix plans without the lock (it shows the plan and asks first): what the plan was made from is checked again
   // under the lock, and a read that another process's changes broke is "locked, retry" (75), never an internal error.
-  const planned = options.fix ? observeState(options.paths) : null;
+  const planned = options.fix && !options.dryRun ? observeState(options.paths) : null;
   let before: Collected;
   try {
     before = await collect(ctx, checks);
@@ -131,7 +136,11 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
     throw planned ? lockedReadError(options.paths, planned, error) : error;
   }
   const migration = (run?: MigrationRunResult): Partial<DoctorResult> => (before.migrationPlan ? { migration: { plan: before.migrationPlan, ...(run ? { run } : {}) } } : {});
-  if (!options.fix) return result(options, before.findings, { plannedRepairs: before.repairs.map((r) => ({ id: r.id, description: r.description })), ...migration() });
+  const plannedNow = { plannedRepairs: before.repairs.map((r) => ({ id: r.id, description: r.description })), ...migration() };
+  if (!options.fix) return result(options, before.findings, plannedNow);
+  const fix: MigrationFixOptions = { backup: options.migration?.backup ?? true, removeSources: options.migration?.removeSources ?? false, ...(options.migration?.backupDir ? { backupDir: options.migration.backupDir } : {}) };
+  // A dry run is check mode (nothing written, check mode's verdict) plus the exact list of what --fix would touch.
+  if (options.dryRun) return result({ ...options, fix: false }, before.findings, { ...plannedNow, dryRun: doctorDryRun(options.paths, before.repairs, before.migrationPlan, fix) });
   if (before.repairs.length === 0) return result(options, before.findings, { findingsBefore: before.findings, ...migration() });
   if (options.confirm && !(await options.confirm(before.repairs))) {
     return result(options, before.findings, { findingsBefore: before.findings, declined: true, ...migration() });
@@ -152,7 +161,6 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
     bootstrap?.release();
     throw error;
   }
-  const fix: MigrationFixOptions = { backup: options.migration?.backup ?? true, removeSources: options.migration?.removeSources ?? false, ...(options.migration?.backupDir ? { backupDir: options.migration.backupDir } : {}) };
   let global: GlobalDatabase;
   let bridge: BootstrapLock | null = null;
   try {

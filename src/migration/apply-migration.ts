@@ -29,7 +29,7 @@ import {
   type SourceRowInput,
 } from "./ledger.js";
 import { adoptPlan, forgetInspections, planMigration, readConfiguredMainKey, yieldToLoop } from "./plan-migration.js";
-import { removeDirIfEmpty, retiredPath } from "./retire.js";
+import { removeDirIfEmpty, retirementOf } from "./retire.js";
 import { RetireQueue, type PendingRetirement } from "./retire-queue.js";
 import type { ImportContext, ImportCounts, MigrationPlan, MigrationProgress, MigrationRunResult, PlannedSource, RunStatus, SourceImporter, SourceOutcome } from "./types.js";
 
@@ -191,13 +191,9 @@ function processSource(state: RunState, agentDb: AgentDatabase | null, s: Planne
     return outcomeOf(s, "failed", { reason: describeError(error) });
   }
   const notes: string[] = [];
-  // A source outside the state dir (a configured cron store, an OAuth dir elsewhere) is not in the
-  // pre-migration backup: it is always moved, never deleted.
   // Kinds the design deletes (never-shipped sidecars) go once the verified backup holds them.
-  const deleteKind = importerFor(s.kind).retire === "delete-after-backup" && state.backupPath !== null;
-  const deletable = (state.options.removeSources || deleteKind) && isPathInside(state.options.paths.stateDir, s.path);
-  const destination = deletable ? null : retiredPath(state.options.paths.stateDir, state.runId, s.relativePath);
-  const retirement: Partial<SourceOutcome> = { retired: destination === null ? "deleted" : "moved", ...(destination !== null ? { retiredTo: destination } : {}) };
+  const retirement = retirementOf(s, { stateDir: state.options.paths.stateDir, runId: state.runId, removeSources: Boolean(state.options.removeSources), deleteAfterBackup: importerFor(s.kind).retire === "delete-after-backup", backedUp: state.backupPath !== null });
+  const destination = retirement.retired === "moved" ? retirement.retiredTo : null;
 
   if (s.action === "already-imported") {
     const row = findSourceByKey(global, s.sourceKey);

@@ -11,6 +11,18 @@ export function retiredPath(stateDir: string, runId: string, relativePath: strin
   return path.join(stateDir, MIGRATED_DIR, runId, ...relativePath.split("/"));
 }
 
+export type Retirement = { retired: "deleted" } | { retired: "moved"; retiredTo: string };
+
+/**
+ * Where a source goes once its import committed — one rule for the run and its dry run. Deleted only inside the
+ * state dir (a source elsewhere, e.g. a configured cron store, is not in the backup) and only under
+ * --remove-sources or for a kind deleted once a verified backup holds it; otherwise moved under migrated/<run id>/.
+ */
+export function retirementOf(source: { path: string; relativePath: string }, rule: { stateDir: string; runId: string; removeSources: boolean; deleteAfterBackup: boolean; backedUp: boolean }): Retirement {
+  const deletable = (rule.removeSources || (rule.deleteAfterBackup && rule.backedUp)) && isPathInside(rule.stateDir, source.path);
+  return deletable ? { retired: "deleted" } : { retired: "moved", retiredTo: retiredPath(rule.stateDir, rule.runId, source.relativePath) };
+}
+
 /**
  * The boundary a legacy source is checked against: the state dir (or the legacy root the plan read), the
  * credentials dir when it lives elsewhere, else — a file the config names outside both (a cron store, say) —

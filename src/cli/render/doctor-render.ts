@@ -1,5 +1,6 @@
 // Renders a DoctorResult as ✓ / ! / ✗ lines with a summary, or as the JSON envelope; both end in the run's one verdict.
 import type { DoctorVerdict } from "../../doctor/doctor-verdict.js";
+import type { DoctorDryRun } from "../../doctor/dry-run.js";
 import type { DoctorResult } from "../../doctor/run-doctor.js";
 import type { Finding } from "../../doctor/types.js";
 import { jsonEnvelope } from "../context.js";
@@ -35,6 +36,7 @@ export function renderDoctor(output: Output, result: DoctorResult, verdict: Doct
       for (const l of r.rows?.left ?? []) output.log(s.dim(`    left ${l.row}: ${l.reason}`));
     }
   }
+  if (result.dryRun) renderDryRun(output, result.dryRun);
   if (result.migration?.run) renderRunHuman(output, result.migration.run);
   if (result.formatUpgrade) renderUpgradeNotes(output, result.formatUpgrade);
   for (const f of result.findings) {
@@ -51,4 +53,24 @@ export function renderDoctor(output: Output, result: DoctorResult, verdict: Doct
   // The last line: a notice (kept by --quiet, on stderr there) whenever there is something to act on; --quiet drops it only when all is ok.
   if (verdict.status === "ok") output.log(verdict.line);
   else output.notice(verdict.status === "errors" ? s.red(verdict.line) : verdict.line);
+}
+
+/** `doctor --fix --dry-run`: every repair, the backup, each legacy file and what happens to it, in the order --fix goes. */
+function renderDryRun(output: Output, dry: DoctorDryRun): void {
+  const s = output.style;
+  if (dry.repairs.length === 0) {
+    output.log("Dry run: doctor --fix would change nothing.");
+    return;
+  }
+  output.log(s.bold("Dry run: doctor --fix would (nothing was changed):"));
+  if (dry.backup) output.log(`  first take a verified backup of the whole state into ${dry.backup.dir}`);
+  if (dry.backupSkipped) output.notice(s.yellow("  ! take NO pre-migration backup (--no-backup)"));
+  for (const r of dry.repairs) output.log(`  - ${r.description}`);
+  for (const m of dry.moves) output.log(`  move ${m.path} → ${m.target}`);
+  for (const k of dry.configKeys) output.log(`  rewrite config ${k.key} → ${k.replacement}`);
+  for (const x of dry.sources) {
+    const then = x.then === "moved" ? `then move it to ${x.retiredTo}` : x.then === "deleted" ? "then DELETE it" : "leave it in place";
+    const what = x.action === "skip" ? "skip" : x.action === "already-imported" ? "check (already imported)" : x.action === "changed-since-import" ? "re-import" : "import";
+    output.log(`  ${what} ${x.relativePath} ${s.dim(`(${x.kind} → ${x.tables.join(", ")})`)}, ${then}${x.reason ? s.dim(` — ${x.reason}`) : ""}`);
+  }
 }
