@@ -73,6 +73,8 @@ export function claimPlaceholders(live: Database.Database, staged: Database.Data
   const update = live.prepare(`UPDATE session_windows SET ${cols.map((c) => `${quoteId(c)} = ?`).join(", ")} WHERE session_id = ?`);
   // Tables whose rows hang on a node by session_key (ON DELETE CASCADE): moved, never left to the cascade.
   const children = (live.prepare("SELECT m.name AS name, f.\"from\" AS col FROM sqlite_master m, pragma_foreign_key_list(m.name) f WHERE m.type = 'table' AND f.\"table\" = 'session_nodes' AND m.name <> 'session_windows'").all() as Array<{ name: string; col: string }>);
+  // Placeholder keys whose node went: what named them is re-pointed at the real key.
+  const gone = new Map<string, string>();
   for (const c of claims) {
     const before = readWindow(live, c.sessionId)!;
     const after = readWindow(staged, c.sessionId)!;
@@ -85,6 +87,72 @@ export function claimPlaceholders(live: Database.Database, staged: Database.Data
     if (!node) continue;
     kept.add("live-replaced", "session_nodes", keyJson(nodes, node), rowJson(node), rowTime(nodes, node), null);
     live.prepare("DELETE FROM session_nodes WHERE session_key = ?").run(c.from);
+    gone.set(c.from, c.to);
   }
+  repointMentions(live, gone, kept);
   return claims;
+}
+
+/** Where a session names another one: a node's columns and the entry fields they are projected from, and a window's copies. */
+const NODE_MENTIONS = [
+  { col: "parent_session_key", field: ["parentSessionKey"] },
+  { col: "spawned_by", field: ["spawnedBy"] },
+  { col: "fork_source_session_key", field: ["forkSource", "sessionKey"] },
+] as const;
+const WINDOW_MENTIONS = ["parent_session_key", "spawned_by"] as const;
+
+/**
+ * A session the runtime started from a placeholder (a subagent spawned by, or a fork of, a recovered session) names
+ * that key; once the placeholder is gone it names the real key instead — in the node's columns, its entry and its
+ * windows — so the parent link survives the claim. Each row as it was goes to the kept rows first.
+ */
+function repointMentions(live: Database.Database, gone: ReadonlyMap<string, string>, kept: KeptRows): void {
+  if (gone.size === 0) return;
+  const froms = JSON.stringify([...gone.keys()]);
+  const to = (v: unknown): unknown => (typeof v === "string" && gone.has(v) ? gone.get(v) : v);
+  const nodes = tableShape(live, live, "session_nodes");
+  const anyOf = (cols: readonly string[]): string => cols.map((c) => `${quoteId(c)} IN (SELECT value FROM json_each(?))`).join(" OR ");
+  const nodeRows = live.prepare(`SELECT ${nodes.columns.map(quoteId).join(", ")} FROM session_nodes WHERE ${anyOf(NODE_MENTIONS.map((m) => m.col))}`).all(...NODE_MENTIONS.map(() => froms)) as Row[];
+  const setNode = live.prepare(`UPDATE session_nodes SET ${NODE_MENTIONS.map((m) => `${quoteId(m.col)} = ?`).join(", ")}, entry_json = ? WHERE session_key = ?`);
+  for (const row of nodeRows) {
+    kept.add("live-replaced", "session_nodes", keyJson(nodes, row), rowJson(row), rowTime(nodes, row), null);
+    setNode.run(...NODE_MENTIONS.map((m) => to(row[m.col])), repointEntry(String(row.entry_json), to), row.session_key);
+  }
+  const windows = tableShape(live, live, "session_windows");
+  const windowRows = live.prepare(`SELECT ${windows.columns.map(quoteId).join(", ")} FROM session_windows WHERE ${anyOf(WINDOW_MENTIONS)}`).all(...WINDOW_MENTIONS.map(() => froms)) as Row[];
+  const setWindow = live.prepare(`UPDATE session_windows SET ${WINDOW_MENTIONS.map((c) => `${quoteId(c)} = ?`).join(", ")} WHERE session_id = ?`);
+  for (const row of windowRows) {
+    kept.add("live-replaced", "session_windows", keyJson(windows, row), rowJson(row), rowTime(windows, row), null);
+    setWindow.run(...WINDOW_MENTIONS.map((c) => to(row[c])), row.session_id);
+  }
+}
+
+/** The entry with its mention fields re-pointed; an entry that is not a JSON object is returned as it was. */
+function repointEntry(json: string, to: (v: unknown) => unknown): string {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(json);
+  } catch {
+    return json;
+  }
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return json;
+  let changed = false;
+  for (const { field } of NODE_MENTIONS) {
+    let holder = entry as Row;
+    for (const name of field.slice(0, -1)) {
+      const next = holder[name];
+      if (next === null || typeof next !== "object" || Array.isArray(next)) {
+        holder = {};
+        break;
+      }
+      holder = next as Row;
+    }
+    const last = field[field.length - 1]!;
+    const value = to(holder[last]);
+    if (value !== holder[last]) {
+      holder[last] = value;
+      changed = true;
+    }
+  }
+  return changed ? JSON.stringify(entry) : json;
 }

@@ -95,6 +95,41 @@ describe("mergeIntoCurrent: a live placeholder session and a staged index naming
     ]);
   });
 
+  it("a live session that names the placeholder (a subagent or fork the runtime started from it) names the real key after the claim", () => {
+    const dir = makeTempDir();
+    const live = livePlaceholder(path.join(dir, "live.sqlite"));
+    const from = "agent:main:recovered:s-late";
+    const db = new Database(live);
+    try {
+      addNode(db, "agent:main:subagent:c1", "s-child", 9500, { spawnedBy: from, parentSessionKey: from, forkSource: { sessionKey: from, sessionId: "s-late" }, label: "child" });
+      db.prepare("UPDATE session_nodes SET parent_session_key = ?, spawned_by = ?, fork_source_session_key = ? WHERE session_key = 'agent:main:subagent:c1'").run(from, from, from);
+      db.prepare("INSERT INTO session_windows (session_id, session_key, created_at, updated_at, parent_session_key, spawned_by) VALUES ('s-child', 'agent:main:subagent:c1', 9500, 9500, ?, ?)").run(from, from);
+      // A session naming another key is left alone.
+      addNode(db, "agent:main:subagent:c2", "s-other", 9500, { spawnedBy: "agent:main:ops" });
+      db.prepare("UPDATE session_nodes SET spawned_by = 'agent:main:ops' WHERE session_key = 'agent:main:subagent:c2'").run();
+      db.pragma("wal_checkpoint(TRUNCATE)");
+    } finally {
+      db.close();
+    }
+    const staged = stagedIndexed(path.join(dir, "staged.sqlite"));
+    expect(adoptLiveSessionKeys(staged, live)).toEqual([]);
+    const report = mergeIntoCurrent({ role: "agent", stagedPath: staged, livePath: live, keptRowsPath: path.join(dir, "kept.sqlite"), now: NOW });
+    expect(report.claimed).toEqual([{ sessionId: "s-late", from, to: "agent:main:main" }]);
+    const child = "json_extract(entry_json, '$.parentSessionKey') AS p, json_extract(entry_json, '$.spawnedBy') AS s, json_extract(entry_json, '$.forkSource.sessionKey') AS f, json_extract(entry_json, '$.label') AS label";
+    expect(cli(live, `SELECT session_key, parent_session_key, spawned_by, fork_source_session_key, ${child} FROM session_nodes WHERE session_key LIKE 'agent:main:subagent:%' ORDER BY session_key`)).toEqual([
+      { session_key: "agent:main:subagent:c1", parent_session_key: "agent:main:main", spawned_by: "agent:main:main", fork_source_session_key: "agent:main:main", p: "agent:main:main", s: "agent:main:main", f: "agent:main:main", label: "child" },
+      { session_key: "agent:main:subagent:c2", parent_session_key: null, spawned_by: "agent:main:ops", fork_source_session_key: null, p: null, s: "agent:main:ops", f: null, label: null },
+    ]);
+    expect(cli(live, "SELECT parent_session_key, spawned_by FROM session_windows WHERE session_id = 's-child'")).toEqual([{ parent_session_key: "agent:main:main", spawned_by: "agent:main:main" }]);
+    expect(cli(live, `SELECT count(*) AS n FROM session_nodes WHERE session_key = '${from}' OR parent_session_key = '${from}' OR spawned_by = '${from}'`)).toEqual([{ n: 0 }]);
+    expect(cli(live, "PRAGMA foreign_key_check")).toEqual([]);
+    // The rows as they were are kept.
+    expect(cli(report.keptRowsPath!, "SELECT table_name, json_extract(row_json, '$.session_key') AS key, json_extract(row_json, '$.spawned_by') AS spawned FROM merge_kept WHERE json_extract(row_json, '$.session_key') = 'agent:main:subagent:c1' ORDER BY table_name")).toEqual([
+      { table_name: "session_nodes", key: "agent:main:subagent:c1", spawned: from },
+      { table_name: "session_windows", key: "agent:main:subagent:c1", spawned: from },
+    ]);
+  });
+
   it("a live session under a real key is not a placeholder: the runtime's key stays (adopted by the staged copy)", () => {
     const dir = makeTempDir();
     const live = livePlaceholder(path.join(dir, "live.sqlite"), "agent:main:telegram:direct:42");
