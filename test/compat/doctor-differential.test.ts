@@ -39,6 +39,8 @@ const FIXTURES = [
   "fixtures/migration/delivery-shapes",
   // State the real openclaw@2026.3.28 wrote itself (its HOW.md): run under CONFIGS' neutral config.
   "fixtures/openclaw-2026.3.28/state",
+  // Exploring: more trees for one run (comma-separated, relative to the repo), e.g. to look for unseen differences.
+  ...(process.env.OPENCLAW_STATE_DIFF_EXTRA ?? "").split(",").map((t) => t.trim()).filter(Boolean),
 ];
 
 /**
