@@ -43,7 +43,8 @@ describe("sessions list (CLI)", () => {
     const lines = r.stdout.trimEnd().split("\n");
     expect(lines[0]).toBe(`Session store: ${agentDbPath(paths, "main")}`);
     expect(lines[1]).toBe("Sessions listed: 3 of 3");
-    expect(lines[2]).toBe('Agent main: keys are shown without their "agent:main:" prefix (`sessions show <key>` takes them as shown)');
+    expect(lines[2]).toBe('Keys without "agent:main:" (`sessions show <key>` takes them as shown)');
+    expect(lines[2]!.length).toBeLessThanOrEqual(80);
     expect(lines[3]).toMatch(/^Kind\s+Key\s+Age\s+Model\s+Tokens \(ctx %\)\s+Flags$/);
     expect(lines[4]).toMatch(/^direct\s+main\s+5m ago\s+claude-sonnet-4\s+1\.2k\/200k \(1%\)\s+think:high$/);
     expect(lines[5]).toMatch(/^group\s+unknown:group:ops\s+3h ago\s+-\s+unknown$/);

@@ -38,7 +38,7 @@ describe("sessions list width", () => {
     }
     const wide = await runBin(["sessions", "list", "--format", "table"], { ...env, COLUMNS: "200" });
     // One agent listed: its prefix is said once, every key is whole at 200 columns and not padded past the longest.
-    expect(wide.stdout).toContain('Agent main: keys are shown without their "agent:main:" prefix');
+    expect(wide.stdout).toContain('Keys without "agent:main:" (`sessions show <key>` takes them as shown)');
     expect(wide.stdout).toMatch(/ telegram:group:-1001234567890:topic:42:with-a-long-tail-of-words 1m ago /);
     for (const line of tableLines(wide.stdout)) expect(line).not.toContain("agent:main:");
     expect(wide.stdout).toMatch(/56y ago/);

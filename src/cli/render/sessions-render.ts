@@ -109,7 +109,8 @@ export async function renderSessionList(output: Output, list: SessionList, forma
   }
   if (single !== null && !output.verbose) {
     const show = single === "main" ? "`sessions show <key>`" : `\`sessions show <key> --agent ${single}\``;
-    output.log(`Agent ${cleanCell(single)}: keys are shown without their "agent:${cleanCell(single)}:" prefix (${show} takes them as shown)`);
+    // Under 80 columns for a short agent id: the table below fits an 80-column terminal, its header line does too.
+    output.log(`Keys without "agent:${cleanCell(single)}:" (${show} takes them as shown)`);
   }
   const width = output.columns ?? DEFAULT_COLUMNS;
   const now = list.now;
