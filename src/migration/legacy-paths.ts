@@ -45,15 +45,15 @@ const cache = "runtime cache: rebuilt on demand, not imported";
 const pluginMigration = (owner: string, target: string): string => `imported by the ${owner} plugin's own migration into ${target}`;
 
 /**
- * OpenClaw 2026.9.6's doctor imports only "primary" transcripts, never a compaction checkpoint: the session entry's
- * `compactionCheckpoints[].preCompaction.sessionFile` (kept in entry_json) names it, and ours leaves the file here.
- * 2026.9.6 knows a checkpoint only by a UUID id (artifacts.ts: COMPACTION_CHECKPOINT_TRANSCRIPT_RE). Another id
- * (`<sessionId>.checkpoint.3.jsonl`) it lists as a primary transcript, then refuses to import, as its header's id is
- * not the file name's (`historical_transcript_deferred`: "Primary transcript header does not match its original
- * filename"): nothing of it becomes a session there either, so ours keeps every id as a checkpoint.
+ * What OpenClaw 2026.9.6's doctor does with a compaction checkpoint (run, not read: test/compat/checkpoint-archive.test.ts):
+ * it imports none of a session's checkpoints — a numbered one (`.checkpoint.3`) it reads as a transcript whose header
+ * names another session and defers (`historical_transcript_deferred`) — and moves each to
+ * `session-sqlite-import-archive/` as unreferenced history, even one the entry's `compactionCheckpoints` names. Only a
+ * checkpoint of a topic transcript (`<uuid>-topic-<n>.checkpoint.<id>.jsonl`) no index claims it imports, as
+ * `agent:<id>:recovered:<uuid>`. Ours keeps every checkpoint here as the copy of history it is (docs/migration.md).
  */
 const CHECKPOINT_REASON =
-  "compaction checkpoint (the transcript as it was before a compaction): OpenClaw 2026.9.6 never imports it, its session entry's compactionCheckpoints names it (one with a non-UUID id, `.checkpoint.3`, it reads as a transcript whose header names another session and does not import either); kept in place, never imported as a session";
+  "compaction checkpoint (the transcript as it was before a compaction): OpenClaw 2026.9.6 imports none of a session's checkpoints and archives them (one with a non-UUID id, `.checkpoint.3`, it reads as a transcript whose header names another session and does not import either); kept in place, never imported as a session";
 
 /** `<sessionId>.checkpoint.<checkpointId>.jsonl` (OpenClaw writes a UUID as the id; a plain number is read the same way). */
 const CHECKPOINT_NAME = /^.+\.checkpoint\.[^./]+\.jsonl$/;
