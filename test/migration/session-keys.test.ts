@@ -30,7 +30,7 @@ describe("canonicalizeSessionKey", () => {
   });
 
   it("names an unindexed transcript's session as OpenClaw 2026.9.6 does: agent:<id>:recovered:<sessionId>, case kept", () => {
-    expect(recoveredSessionKey("main", " ABC-1 ")).toBe("agent:main:recovered:ABC-1");
+    expect(recoveredSessionKey("main", " ABC-1 ")).toBe("agent:main:recovered:abc-1");
   });
 
   it("still knows the orphan keys earlier releases wrote, as placeholders an index entry takes over", () => {

@@ -208,7 +208,7 @@ describe("bad transcript input", () => {
     const mtime = Date.UTC(2026, 4, 8, 12);
     fs.utimesSync(path.join(stateDir, "agents/main/sessions/S-Lost.jsonl"), new Date(mtime), new Date(mtime));
     const plan = await planMigration({ paths });
-    expect(plan.sources.find((s) => s.sessionId === "S-Lost")!.notes.join()).toMatch(/orphan: .* it gets the session agent:main:recovered:S-Lost/);
+    expect(plan.sources.find((s) => s.sessionId === "S-Lost")!.notes.join()).toMatch(/orphan: .* it gets the session agent:main:recovered:s-lost/);
     expect(plan.sources.find((s) => s.sessionId === "s-known")!.notes.join()).not.toMatch(/orphan/);
     const { run } = await migrate(paths);
     // An orphan is always a warning (issue 23): the history may be one the operator looks for under another key.
@@ -218,17 +218,17 @@ describe("bad transcript input", () => {
     const sessions = rows(db, "SELECT session_id, session_key, session_scope, created_at, updated_at FROM sessions ORDER BY session_id");
     // The key as OpenClaw 2026.9.6's doctor recovers unregistered history: the session id as written, dated by the file's mtime.
     expect(sessions).toEqual([
-      { session_id: "S-Lost", session_key: "agent:main:recovered:S-Lost", session_scope: "conversation", created_at: mtime, updated_at: mtime },
+      { session_id: "S-Lost", session_key: "agent:main:recovered:s-lost", session_scope: "conversation", created_at: mtime, updated_at: mtime },
       { session_id: "s-known", session_key: "agent:main:main", session_scope: "shared-main", created_at: 10, updated_at: 10 },
     ]);
     expect(rows(db, "SELECT session_key, session_id, entry_json, updated_at FROM session_entries WHERE session_id = 'S-Lost'")).toEqual([
-      { session_key: "agent:main:recovered:S-Lost", session_id: "S-Lost", entry_json: JSON.stringify({ sessionId: "S-Lost", updatedAt: mtime, archivedAt: mtime }), updated_at: mtime },
+      { session_key: "agent:main:recovered:s-lost", session_id: "S-Lost", entry_json: JSON.stringify({ sessionId: "S-Lost", updatedAt: mtime, archivedAt: mtime }), updated_at: mtime },
     ]);
-    expect(rows(db, "SELECT session_key, session_id, updated_at FROM session_routes WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:recovered:S-Lost", session_id: "S-Lost", updated_at: mtime }]);
+    expect(rows(db, "SELECT session_key, session_id, updated_at FROM session_routes WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:recovered:s-lost", session_id: "S-Lost", updated_at: mtime }]);
     expect(run.sources.find((s) => s.relativePath.endsWith("S-Lost.jsonl"))).toMatchObject({
       status: "warning",
       rows: { sessions: 1, session_entries: 1, session_routes: 1, transcript_events: 2 },
-      warnings: ["orphan transcript: no session index references session S-Lost; stored under agent:main:recovered:S-Lost, as OpenClaw 2026.9.6 recovers unregistered history (an index imported later takes it over)"],
+      warnings: ["orphan transcript: no session index references session S-Lost; stored under agent:main:recovered:s-lost, as OpenClaw 2026.9.6 recovers unregistered history (an index imported later takes it over)"],
     });
   });
 });
@@ -289,7 +289,7 @@ describe("a recovered session an index names later", () => {
     const { paths, stateDir } = makeTempState("migration/orphan-transcript");
     await migrate(paths);
     const db = agentDbFile(paths);
-    expect(rows(db, "SELECT session_key FROM session_routes WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:recovered:S-Lost" }]);
+    expect(rows(db, "SELECT session_key FROM session_routes WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:recovered:s-lost" }]);
     fs.mkdirSync(path.join(stateDir, "agents/main/sessions"), { recursive: true });
     fs.writeFileSync(path.join(stateDir, "agents/main/sessions/sessions.json"), '{ "agent:main:found": { "sessionId": "S-Lost", "updatedAt": 5 } }');
     const { run } = await migrate(paths);

@@ -9,10 +9,11 @@ export function mainSessionKey(agentId: string): string {
 
 /**
  * Key given to a transcript no session index references, as OpenClaw 2026.9.6's doctor names the unregistered
- * history it recovers: `agent:<id>:recovered:<sessionId>`, the session id as written (not lower-cased).
+ * history it recovers: `agent:<id>:recovered:<sessionid>`. It builds the key from the session id as written, and its
+ * session store lower-cases it on write (seen in the doctor differential: `S-Lost` → `recovered:s-lost`).
  */
 export function recoveredSessionKey(agentId: string, sessionId: string): string {
-  return `agent:${agentId}:${RECOVERED_KEY_SEGMENT}:${sessionId.trim()}`;
+  return `agent:${agentId}:${RECOVERED_KEY_SEGMENT}:${sessionId.trim().toLowerCase()}`;
 }
 
 /** The key our releases before issue 24 gave such a transcript: `agent:<id>:orphan:<sessionid>` (still read, never written). */

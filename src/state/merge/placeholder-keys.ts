@@ -23,7 +23,8 @@ export function isPlaceholderKeyFor(key: string, sessionId: string): boolean {
   const m = /^agent:[^:]+:(recovered|orphan):(.+)$/.exec(key);
   if (!m) return false;
   const id = sessionId.trim();
-  return m[1] === "recovered" ? m[2] === id : m[2] === id.toLowerCase();
+  // Lower-cased as OpenClaw stores it; `recovered:` with the id as written is what our releases before wrote.
+  return m[2] === id.toLowerCase() || (m[1] === "recovered" && m[2] === id);
 }
 
 /** Sessions the live file holds under their placeholder key and the staged file under a real one. */

@@ -19,8 +19,8 @@ describe("trajectory of an unindexed session (fixture trajectory-unindexed)", ()
     const db = agentDbFile(paths);
     expect(rows(db, "SELECT session_id, session_key FROM sessions ORDER BY session_id")).toEqual([
       // The session id as written (not lower-cased), like a recovered transcript.
-      { session_id: "Gone-1", session_key: "agent:main:recovered:Gone-1" },
-      { session_id: "S-Lost", session_key: "agent:main:recovered:S-Lost" },
+      { session_id: "Gone-1", session_key: "agent:main:recovered:gone-1" },
+      { session_id: "S-Lost", session_key: "agent:main:recovered:s-lost" },
       { session_id: "s-known", session_key: "agent:main:main" },
     ]);
     expect(rows(db, "SELECT count(*) AS n FROM sessions WHERE session_key LIKE '%:orphan:%'")).toEqual([{ n: 0 }]);
@@ -36,12 +36,12 @@ describe("trajectory of an unindexed session (fixture trajectory-unindexed)", ()
     expect(rows(db, "SELECT created_at, updated_at FROM sessions WHERE session_id = 'Gone-1'")).toEqual([{ created_at: mtime, updated_at: mtime }]);
     expect(rows(db, "SELECT count(*) AS n FROM session_entries WHERE session_id = 'Gone-1'")).toEqual([{ n: 0 }]);
     // The recovered transcript's entry stays the only one for S-Lost (the trajectory adds no row).
-    expect(rows(db, "SELECT session_key FROM session_entries WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:recovered:S-Lost" }]);
+    expect(rows(db, "SELECT session_key FROM session_entries WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:recovered:s-lost" }]);
     const outcome = (name: string) => run.sources.find((s) => s.relativePath.endsWith(name))!;
     expect(outcome("Gone-1.trajectory.jsonl")).toMatchObject({ status: "imported", rows: { sessions: 1, trajectory_runtime_events: 2 } });
-    expect(outcome("Gone-1.trajectory.jsonl").notes.join()).toMatch(/no session Gone-1 in the index or transcripts: its run events are kept under agent:main:recovered:Gone-1/);
+    expect(outcome("Gone-1.trajectory.jsonl").notes.join()).toMatch(/no session Gone-1 in the index or transcripts: its run events are kept under agent:main:recovered:gone-1/);
     expect(outcome("S-Lost.trajectory.jsonl")).toMatchObject({ status: "imported", rows: { sessions: 0, trajectory_runtime_events: 2 } });
-    expect(outcome("S-Lost.trajectory.jsonl").notes.join()).toMatch(/session S-Lost is unindexed: its run events are kept under agent:main:recovered:S-Lost/);
+    expect(outcome("S-Lost.trajectory.jsonl").notes.join()).toMatch(/session S-Lost is unindexed: its run events are kept under agent:main:recovered:s-lost/);
     expect(outcome("s-known.trajectory.jsonl").notes.join()).not.toMatch(/unindexed|recovered/);
   });
 
@@ -63,7 +63,7 @@ describe("trajectory of an unindexed session (fixture trajectory-unindexed)", ()
     expect(again.run.sources.map((s) => [path.basename(s.relativePath), s.status])).toEqual([["Gone-1.trajectory.jsonl", "imported"]]);
     expect(again.run.sources[0]!.notes.join()).toMatch(/session Gone-1 is unindexed: its run events are kept under agent:main:orphan:gone-1/);
     expect(rows(db, "SELECT session_key FROM sessions WHERE session_id = 'Gone-1'")).toEqual([{ session_key: "agent:main:orphan:gone-1" }]);
-    expect(rows(db, "SELECT count(*) AS n FROM sessions WHERE session_key LIKE '%:recovered:Gone-1'")).toEqual([{ n: 0 }]);
+    expect(rows(db, "SELECT count(*) AS n FROM sessions WHERE session_key LIKE '%:recovered:gone-1'")).toEqual([{ n: 0 }]);
     expect(rows(db, "SELECT run_id, seq FROM trajectory_runtime_events WHERE session_id = 'Gone-1' ORDER BY seq")).toEqual([
       { run_id: "run-g", seq: 1 },
       { run_id: "run-g", seq: 2 },

@@ -60,10 +60,12 @@ function stagedIndexed(file: string): string {
 }
 
 describe("isPlaceholderKeyFor", () => {
-  it("names the recovered key (id as written) and the older orphan key (lower-cased) of that session only", () => {
+  it("names the recovered key (lower-cased as OpenClaw stores it, or as our earlier releases wrote it) and the older orphan key of that session only", () => {
+    expect(isPlaceholderKeyFor("agent:main:recovered:s-late", "S-Late")).toBe(true);
     expect(isPlaceholderKeyFor("agent:main:recovered:S-Late", "S-Late")).toBe(true);
     expect(isPlaceholderKeyFor("agent:ops:orphan:s-late", "S-Late")).toBe(true);
-    expect(isPlaceholderKeyFor("agent:main:recovered:s-late", "S-Late")).toBe(false);
+    expect(isPlaceholderKeyFor("agent:ops:orphan:S-Late", "S-Late")).toBe(false);
+    expect(isPlaceholderKeyFor("agent:main:recovered:S-LATE", "S-Late")).toBe(false);
     expect(isPlaceholderKeyFor("agent:main:recovered:other", "s-late")).toBe(false);
     expect(isPlaceholderKeyFor("agent:main:main", "s-late")).toBe(false);
   });

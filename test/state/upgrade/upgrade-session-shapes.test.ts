@@ -34,9 +34,9 @@ describe("session shapes after the upgrade to OpenClaw's format", () => {
       target,
       "SELECT session_key, current_session_id, entry_json, updated_at FROM session_nodes WHERE current_session_id = 'S-Lost'",
     );
-    expect(node).toMatchObject({ session_key: "agent:main:recovered:S-Lost", updated_at: mtime });
+    expect(node).toMatchObject({ session_key: "agent:main:recovered:s-lost", updated_at: mtime });
     expect(JSON.parse(node!.entry_json)).toEqual({ sessionId: "S-Lost", updatedAt: mtime, archivedAt: mtime, delivery: { kind: "none" } });
-    expect(cli(target, "SELECT session_key, updated_at FROM session_windows WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:recovered:S-Lost", updated_at: mtime }]);
+    expect(cli(target, "SELECT session_key, updated_at FROM session_windows WHERE session_id = 'S-Lost'")).toEqual([{ session_key: "agent:main:recovered:s-lost", updated_at: mtime }]);
     expect(cli(target, "SELECT count(*) AS n FROM transcript_events WHERE session_id = 'S-Lost'")).toEqual([{ n: 2 }]);
     expect(cli(target, "SELECT count(*) AS n FROM session_nodes WHERE session_key LIKE '%:orphan:%'")).toEqual([{ n: 0 }]);
   });
