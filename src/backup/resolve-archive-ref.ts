@@ -5,7 +5,7 @@ import { NotFoundError, UsageError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { SHORT_ID_MIN } from "./archive-id.js";
 import { ARCHIVE_NAME_PATTERN } from "./compression.js";
-import { listBackups, type BackupListItem } from "./list-backups.js";
+import type { BackupListItem } from "./list-backups.js";
 
 export interface ResolveArchiveOptions {
   paths: StatePaths;
@@ -49,6 +49,9 @@ export async function resolveArchiveRef(options: ResolveArchiveOptions): Promise
   if (fs.existsSync(local)) {
     throw new UsageError(`${JSON.stringify(ref)} is both a file in ${cwd} and an archive reference; pass ./${ref} for the file, or the archive's full path.`, "ambiguous_archive");
   }
+  // Loaded only for a reference: the listing reads backup_runs through the storage core (Kysely, ~0.2 CPU-s to
+  // load), which a plain path — most restores and verifies — never needs.
+  const { listBackups } = await import("./list-backups.js");
   const listed = await listBackups({ paths: options.paths, dir: options.dir });
   const where = listed.backupDir;
   const present = listed.backups.filter((b) => b.exists && b.archivePath !== "");

@@ -4,7 +4,6 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { describeError, OperationError, OpenclawStateError, StateLockedError, UsageError } from "../core/errors.js";
 import { interruptSignal, registerLeftover } from "../core/interrupt.js";
-import { acquireMaintenanceLease, acquireStateLock, describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE, openLeaseDatabase } from "../state/lease.js";
 import { checkOwnedPath, ownedPathProblem } from "../state/owned-path.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { ensurePrivateDir, ensurePrivateDirBelow, fsyncDir, pathExists } from "../state/private-fs.js";
@@ -88,12 +87,21 @@ interface HeldLease {
 }
 
 /**
+ * The lease code, loaded only by an in-place restore: it reads the global DB through the storage core (Kysely,
+ * ~0.2 CPU-s to load), which a --target restore never opens.
+ */
+function loadLease(): Promise<typeof import("../state/lease.js")> {
+  return import("../state/lease.js");
+}
+
+/**
  * Read-only look at the leases before any work: a held lease refuses the restore up front (exit 75) without
  * writing a byte. The lease itself is taken only once the archive is verified and staged, so a refused
  * archive never touches the live global DB either.
  */
 async function precheckLease(paths: StatePaths, force: boolean): Promise<void> {
   if (force || !fs.existsSync(paths.globalDbPath)) return;
+  const { describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE, openLeaseDatabase } = await loadLease();
   let global;
   try {
     // Any format: OpenClaw's gateway holds its lease in the same state_leases table.
@@ -115,6 +123,7 @@ async function precheckLease(paths: StatePaths, force: boolean): Promise<void> {
 
 /** The maintenance lease on the live global DB (none when it does not exist, or when restoring to --target). */
 async function takeLease(paths: StatePaths, force: boolean, warnings: string[]): Promise<HeldLease | null> {
+  const { acquireMaintenanceLease, acquireStateLock, openLeaseDatabase } = await loadLease();
   // No global DB yet: the lock file beside the state dir holds it, so a `doctor --fix` cannot start meanwhile.
   if (!fs.existsSync(paths.globalDbPath)) return acquireStateLock(paths, undefined, { command: "backup restore", force });
   let global;
