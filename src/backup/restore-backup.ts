@@ -78,6 +78,9 @@ export interface RestoreBackupResult {
   warnings: string[];
 }
 
+/** Below this, a restored database's check and finalize cost less on the main thread than a worker's start-up. */
+const SMALL_DATABASE_BYTES = 4 * 1024 * 1024;
+
 function refused(archivePath: string, problem: string): OperationError {
   return new OperationError("archive_invalid", `Archive ${archivePath} was refused: ${problem}; nothing was restored.`, { path: archivePath });
 }
@@ -431,8 +434,9 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
   }
   if (options.confirm && !(await options.confirm(plan))) return { ...result, status: "declined" };
 
-  // Two workers: database checks are the slowest part of a restore and run beside the inflate.
-  const runner = new SqliteJobRunner({ workers: 2 });
+  // Two workers: database checks are the slowest part of a restore and run beside the inflate. A small database
+  // (the global DB beside one large agent DB) is checked on this thread rather than starting the second worker.
+  const runner = new SqliteJobRunner({ workers: 2, inlineBelowBytes: SMALL_DATABASE_BYTES });
   runner.warm();
   // The read-only lease check runs beside the extraction (which only writes staging); a held lease stops it. It
   // starts once the first read is queued: loading the storage core for it takes ~0.2 s of the main thread, which

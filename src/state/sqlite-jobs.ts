@@ -39,10 +39,22 @@ export class SqliteJobRunner {
   private readonly size: number;
   private inlineChain: Promise<unknown> = Promise.resolve();
   private readonly inflight = new Set<Promise<void>>();
+  private readonly inlineBelowBytes: number;
 
-  constructor(options: { worker?: boolean; workers?: number } = {}) {
+  /**
+   * `inlineBelowBytes`: a check or finalize of a file smaller than this runs on the calling thread when no worker
+   * is idle, instead of waiting or starting one: a worker's start-up (~0.1–0.15 CPU-s: an isolate, Node's bootstrap,
+   * better-sqlite3) costs more than the whole check of a small database (a few ms).
+   */
+  constructor(options: { worker?: boolean; workers?: number; inlineBelowBytes?: number } = {}) {
     this.useWorker = options.worker !== false && fs.existsSync(fileURLToPath(WORKER_URL));
     this.size = Math.max(1, options.workers ?? 1);
+    this.inlineBelowBytes = options.inlineBelowBytes ?? 0;
+  }
+
+  /** Worker threads started so far (running or idle). */
+  get startedWorkers(): number {
+    return this.workers.length;
   }
 
   /** Starts a worker now, so its start-up overlaps with the caller's planning. */
@@ -51,7 +63,7 @@ export class SqliteJobRunner {
   }
 
   run<J extends SqliteJob>(job: J): Promise<SqliteJobResult<J>> {
-    if (!this.useWorker) {
+    if (!this.useWorker || this.runsInline(job)) {
       // Chained so inline jobs run one at a time, like a single worker; setImmediate lets streams breathe.
       const next = this.inlineChain.then(
         () => new Promise((resolve, reject) => setImmediate(() => {
@@ -79,6 +91,18 @@ export class SqliteJobRunner {
     this.inflight.add(settled);
     void settled.then(() => this.inflight.delete(settled));
     return promise;
+  }
+
+  private runsInline(job: SqliteJob): boolean {
+    if (this.inlineBelowBytes <= 0 || (job.op !== "describe" && job.op !== "finalize")) return false;
+    if (this.workers.some((w) => w.busy === 0)) return false;
+    let size: number;
+    try {
+      size = fs.statSync(job.file).size;
+    } catch {
+      return false; // The worker reports what is wrong with the file, as before.
+    }
+    return size < this.inlineBelowBytes;
   }
 
   private pick(): PoolWorker {

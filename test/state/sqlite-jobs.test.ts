@@ -1,0 +1,96 @@
+// SqliteJobRunner's worker pool, run from the compiled dist/ (the TypeScript sources have no worker file, so jobs run inline there).
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeTempDir } from "../helpers/temp-state.js";
+
+type Jobs = typeof import("../../src/state/sqlite-jobs.js");
+const distJobs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dist/state/sqlite-jobs.js");
+const { SqliteJobRunner } = (await import(pathToFileURL(distJobs).href)) as Jobs;
+
+/** A database of about `bytes`, with `rows` rows in table t. */
+function makeDb(file: string, bytes: number): number {
+  const db = new Database(file);
+  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)");
+  const add = db.prepare("INSERT INTO t (body) VALUES (?)");
+  const body = "x".repeat(1000);
+  const rows = Math.max(1, Math.ceil(bytes / 1100));
+  db.transaction(() => {
+    for (let i = 0; i < rows; i += 1) add.run(body);
+  })();
+  db.close();
+  return rows;
+}
+
+const runners: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(runners.splice(0).map((r) => r.close()));
+});
+
+/** A fresh dir (the temp helper removes it after each test) with a 6 MiB and a 20 KiB database. */
+function databases(): { dir: string; big: string; small: string; bigRows: number; smallRows: number } {
+  const dir = makeTempDir("ocs-sqlite-jobs-");
+  const big = path.join(dir, "big.sqlite");
+  const small = path.join(dir, "small.sqlite");
+  return { dir, big, small, bigRows: makeDb(big, 6 * 1024 * 1024), smallRows: makeDb(small, 20 * 1024) };
+}
+
+describe("SqliteJobRunner inlineBelowBytes", () => {
+
+  it("checks a small database on the calling thread while the worker is busy, instead of starting a second one", async () => {
+    const { big, small, bigRows, smallRows } = databases();
+    const runner = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024 });
+    runners.push(runner);
+    runner.warm();
+    const [a, b] = await Promise.all([runner.run({ op: "describe", file: big, check: "integrity_check" }), runner.run({ op: "describe", file: small, check: "integrity_check" })]);
+    expect(a.rowCounts).toEqual({ t: bigRows });
+    expect(b.rowCounts).toEqual({ t: smallRows });
+    expect(b.problems).toEqual([]);
+    expect(runner.startedWorkers).toBe(1);
+    // Finalize of the small file runs inline too, with the same result as on a worker.
+    const done = await Promise.all([runner.run({ op: "describe", file: big, check: "integrity_check" }), runner.run({ op: "finalize", file: small, options: { dropLeases: true } })]);
+    expect(done[1]).toEqual({ leasesDropped: 0, pathsRewritten: 0 });
+    expect(fs.existsSync(`${small}-wal`)).toBe(false);
+    expect(runner.startedWorkers).toBe(1);
+  });
+
+  it("still starts the second worker for a large database, and for any database without the option", async () => {
+    const { big, small } = databases();
+    const sized = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024 });
+    runners.push(sized);
+    sized.warm();
+    await Promise.all([sized.run({ op: "describe", file: big, check: "integrity_check" }), sized.run({ op: "describe", file: big, check: "integrity_check" })]);
+    expect(sized.startedWorkers).toBe(2);
+
+    const plain = new SqliteJobRunner({ workers: 2 });
+    runners.push(plain);
+    plain.warm();
+    await Promise.all([plain.run({ op: "describe", file: big, check: "integrity_check" }), plain.run({ op: "describe", file: small, check: "integrity_check" })]);
+    expect(plain.startedWorkers).toBe(2);
+  });
+
+  it("sends a small database's job to an idle worker (no inline work when nothing waits)", async () => {
+    const { small, smallRows } = databases();
+    const runner = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024 });
+    runners.push(runner);
+    runner.warm();
+    const info = await runner.run({ op: "describe", file: small, check: "integrity_check" });
+    expect(info.rowCounts).toEqual({ t: smallRows });
+    expect(runner.startedWorkers).toBe(1);
+  });
+
+  it("reports a broken small database's failure inline as a SqliteJobError, like the worker does", async () => {
+    const { dir, big } = databases();
+    const bad = path.join(dir, "bad.sqlite");
+    fs.writeFileSync(bad, "not a database at all, just text padding to look like a file".repeat(10));
+    const runner = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024 });
+    runners.push(runner);
+    runner.warm();
+    const busy = runner.run({ op: "describe", file: big, check: "integrity_check" });
+    await expect(runner.run({ op: "describe", file: bad, check: "integrity_check" })).rejects.toThrow(/not a database/);
+    await busy;
+    expect(runner.startedWorkers).toBe(1);
+  });
+});
