@@ -7,7 +7,7 @@ import { interruptSignal, registerLeftover } from "../core/interrupt.js";
 import { checkOwnedPath, ownedPathProblem } from "../state/owned-path.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { ensurePrivateDir, ensurePrivateDirBelow, fsyncDir, pathExists } from "../state/private-fs.js";
-import { SqliteJobRunner } from "../state/sqlite-jobs.js";
+import { SMALL_DATABASE_BYTES, SqliteJobRunner } from "../state/sqlite-jobs.js";
 import type { PathMove } from "../state/sqlite-snapshot.js";
 import { checkDatabaseSnapshot, describeDatabaseProblem } from "./db-check.js";
 import { FileWriterPool, syncStagedFiles } from "./file-writer.js";
@@ -77,9 +77,6 @@ export interface RestoreBackupResult {
   keptCopies: KeptCopy[];
   warnings: string[];
 }
-
-/** Below this, a restored database's check and finalize cost less on the main thread than a worker's start-up. */
-const SMALL_DATABASE_BYTES = 4 * 1024 * 1024;
 
 function refused(archivePath: string, problem: string): OperationError {
   return new OperationError("archive_invalid", `Archive ${archivePath} was refused: ${problem}; nothing was restored.`, { path: archivePath });

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import { SqliteJobRunner } from "../state/sqlite-jobs.js";
+import { SMALL_DATABASE_BYTES, SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkDatabaseSnapshot, describeDatabaseProblem, type CheckedDatabase } from "./db-check.js";
 import { FileWriterPool } from "./file-writer.js";
 import { ArchiveProblem, checkArchiveFile, readArchive, type ArchiveSink, type PrecheckedRun } from "./read-archive.js";
@@ -50,7 +50,8 @@ export async function verifyBackup(archivePath: string, options: VerifyBackupOpt
   const file = path.resolve(archivePath);
   const size = checkArchiveFile(file);
   const result: VerifyBackupResult = { ok: false, archivePath: file, sizeBytes: size, problems: [], files: 0, bytes: 0, databases: [] };
-  const runner = options.runner ?? new SqliteJobRunner({ workers: 2 });
+  // A small database (a global DB beside one large agent DB) is checked here rather than starting a second worker.
+  const runner = options.runner ?? new SqliteJobRunner({ workers: 2, inlineBelowBytes: SMALL_DATABASE_BYTES });
   const tempRoot = fs.mkdtempSync(path.join(options.tempDir ?? os.tmpdir(), ".openclaw-verify-"));
   const pool = new FileWriterPool();
   const checks: Array<Promise<CheckedDatabase>> = [];

@@ -22,6 +22,9 @@ export class SqliteJobError extends Error {}
 
 const WORKER_URL = new URL("./sqlite-worker.js", import.meta.url);
 
+/** Below this a database's check and finalize cost less on the calling thread than a worker's start-up (`inlineBelowBytes`). */
+export const SMALL_DATABASE_BYTES = 4 * 1024 * 1024;
+
 interface PoolWorker {
   worker: Worker;
   busy: number;
