@@ -1,4 +1,4 @@
-// Byte and count formatting shared by core reports and the human renderers (core must not import src/cli/).
+// Byte, count and time formatting shared by core reports and the human renderers (core must not import src/cli/).
 
 /** 1024-based sizes: `512 B`, `1.5 KiB`, `3.2 GiB`; "-" when unknown. */
 export function formatBytes(bytes: number | null | undefined): string {
@@ -16,4 +16,10 @@ export function formatBytes(bytes: number | null | undefined): string {
 /** Thousands separators, locale-independent: 1,204. */
 export function formatCount(n: number): string {
   return n.toLocaleString("en-US");
+}
+
+/** A time as ISO-8601 UTC without milliseconds; "-" when unknown. */
+export function formatTime(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return "-";
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 }

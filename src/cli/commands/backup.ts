@@ -285,7 +285,7 @@ export function registerBackupCommand(program: Command, host: CliHost): void {
     .action(async (opts: { dir?: string; all: boolean }, command: Command) => {
       const ctx = createCommandContext(command, host);
       await requireStateOrBackups(ctx, opts.dir);
-      const [{ listBackups }, { renderBackupList }] = await Promise.all([import("../../backup/list-backups.js"), render()]);
+      const [{ listBackups }, { renderBackupList }] = await Promise.all([import("../../backup/list-backups.js"), import("../render/backup-list-render.js")]);
       renderBackupList(ctx.output, await listBackups({ paths: ctx.paths, dir: opts.dir, all: opts.all }));
       host.setExitCode(0);
     });

@@ -8,7 +8,8 @@ import type { BackupManifest, BackupProgressEvent, SkippedItem } from "../../bac
 import type { VerifyBackupResult } from "../../backup/verify-archive.js";
 import { jsonEnvelope } from "../context.js";
 import type { Output } from "../output.js";
-import { formatBytes, formatCount, formatTime } from "./format.js";
+// Not ./format.js: it loads the table helper (string-width, ~45 ms of CPU), which no backup command but list needs.
+import { formatBytes, formatCount, formatTime } from "../../core/format-bytes.js";
 import { withIsoTimes } from "./json-time.js";
 
 const PHASE_LABEL: Record<BackupProgressEvent["phase"], string> = {
@@ -163,7 +164,6 @@ export function renderBackupRestore(output: Output, result: RestoreBackupResult)
 }
 
 /** `backup list` has its own file (the table with short ids). */
-export { renderBackupList } from "./backup-list-render.js";
 
 export function renderBackupPrune(output: Output, result: PruneBackupsResult): void {
   if (output.json) {

@@ -1,13 +1,8 @@
 // Small formatting helpers shared by the human renderers.
 
 // Kept importable from here: the formatters live in src/core/ so core code can use them too.
-export { formatBytes, formatCount } from "../../core/format-bytes.js";
+export { formatBytes, formatCount, formatTime } from "../../core/format-bytes.js";
 import { truncateEnd } from "./table.js";
-
-export function formatTime(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined) return "-";
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-}
 
 /** Token counts the way chat UIs print them: 950, 1.2k, 12k, 200k, 1.5m. */
 export function formatKTokens(n: number): string {
