@@ -39,6 +39,12 @@ const FIXTURES = [
   "fixtures/migration/delivery-shapes",
   // State the real openclaw@2026.3.28 wrote itself (its HOW.md): run under CONFIGS' neutral config.
   "fixtures/openclaw-2026.3.28/state",
+  // Issue 24's shapes, one family each (found with OPENCLAW_STATE_DIFF_EXTRA; their differences are all in KNOWN).
+  "fixtures/migration/transcript-versions",
+  "fixtures/migration/session-provider-channel",
+  "fixtures/migration/cron-string-schedule",
+  "fixtures/migration/cron-top-level-delivery",
+  "fixtures/migration/cron-every-anchor",
   // Exploring: more trees for one run (comma-separated, relative to the repo), e.g. to look for unseen differences.
   ...(process.env.OPENCLAW_STATE_DIFF_EXTRA ?? "").split(",").map((t) => t.trim()).filter(Boolean),
 ];
@@ -117,6 +123,20 @@ const OPENAI_ROUTING = "9.6's doctor clears stale OpenAI session routing (model,
 /** docs/migration.md, "Where we differ": a legacy `lastProvider` route 9.6's doctor drops. */
 const LAST_PROVIDER = "9.6's doctor does not rename lastProvider/room on import and loses the route (delivery none); ours renames them as its own store migration does and keeps the route";
 
+/** docs/migration.md, "Where we differ": the next run of a job the files give no state. */
+const NEXT_RUN = "9.6's doctor runs its scheduler and stores nextRunAtMs for a job with no state; ours leaves it to the scheduler, which computes it when the gateway loads the job";
+/** docs/migration.md, "Where we differ": legacy cron fields nothing reads, kept in job_json by ours. */
+const CRON_KEPT = "9.6's doctor strips a legacy job's top-level command/timeout (and a systemEvent job's channel/to); ours keeps each unused one in job_json";
+const nextRuns = (jobs: string[]): Record<string, string> => Object.fromEntries(jobs.map((j) => [`cron_jobs[<state>/cron/jobs.json, ${j}].state_json.nextRunAtMs`, NEXT_RUN]));
+/** Title repair (TITLE_REPAIR) of one session: its node, entry and current window. */
+const titled = (key: string, window: string): Record<string, string> => ({
+  [`session_nodes[${key}].display_name`]: TITLE_REPAIR,
+  [`session_nodes[${key}].entry_json.displayName`]: TITLE_REPAIR,
+  [`session_windows[${window}].display_name`]: TITLE_REPAIR,
+  [`session_windows[${window}].updated_at`]: TITLE_REPAIR,
+  [`session_windows[${window}].transcript_observed_at`]: TITLE_REPAIR,
+});
+
 /**
  * Differences between the two imports of fixtures/openclaw-2026.3.28/state that are NOT chosen: found by this
  * differential (issue 21, item 5), open until the importers agree. Each names ours vs theirs; listed so the rest of
@@ -191,6 +211,50 @@ const KNOWN: Record<string, Record<string, string>> = {
     "session_windows[s-last].account_id": LAST_PROVIDER,
     "session_windows[s-last].primary_conversation_id": LAST_PROVIDER,
   },
+  "fixtures/migration/transcript-versions": {
+    transcript_event_identities: "v1 lines get ids by one codec on both sides, but the path it hashes is each doctor's own state dir, so the prefixes differ",
+    "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",
+    ...titled("agent:main:v1", "session-1"),
+    ...titled("agent:main:v2", "session-2"),
+    ...titled("agent:main:v3", "session-3"),
+  },
+  "fixtures/migration/session-provider-channel": {
+    conversations: LAST_PROVIDER,
+    session_conversations: LAST_PROVIDER,
+    "session_nodes[agent:main:slack:channel:c42].entry_json": LAST_PROVIDER,
+    "session_nodes[agent:main:discord:group:g1].entry_json": LAST_PROVIDER,
+    "session_windows[s-slack].channel": LAST_PROVIDER,
+    "session_windows[s-slack].account_id": LAST_PROVIDER,
+    "session_windows[s-slack].primary_conversation_id": LAST_PROVIDER,
+    "session_windows[s-null-channel].channel": LAST_PROVIDER,
+    "session_windows[s-null-channel].primary_conversation_id": LAST_PROVIDER,
+  },
+  "fixtures/migration/cron-string-schedule": {
+    ...nextRuns(["nightly-backup", "disk-check", "string-with-message"]),
+    "cron_jobs[<state>/cron/jobs.json, nightly-backup].job_json.timeout": CRON_KEPT,
+    "cron_jobs[<state>/cron/jobs.json, string-with-message].job_json.command": CRON_KEPT,
+  },
+  "fixtures/migration/cron-top-level-delivery": {
+    ...nextRuns(["news-digest", "status-ping", "merged", "muted", "reminder"]),
+    "cron_jobs[<state>/cron/jobs.json, status-ping].job_json.bestEffort": "9.6 leaves a top-level bestEffort inert at the top level; ours reads it as the delivery's bestEffort (docs/migration.md)",
+    "cron_jobs[<state>/cron/jobs.json, status-ping].job_json.delivery.bestEffort": "9.6 leaves a top-level bestEffort inert at the top level; ours reads it as the delivery's bestEffort (docs/migration.md)",
+    "cron_jobs[<state>/cron/jobs.json, reminder].job_json.channel": CRON_KEPT,
+    "cron_jobs[<state>/cron/jobs.json, reminder].job_json.to": CRON_KEPT,
+  },
+  "fixtures/migration/cron-every-anchor": {
+    cron_jobs: "9.6 quarantines a job whose schedule is only top-level fields (updated-only) as invalid; ours imports it (docs/migration.md), so the positions after it differ too",
+    ...nextRuns(["hourly", "anchored", "timeless"]),
+    "cron_jobs[<state>/cron/jobs.json, timeless].job_json.schedule.anchorMs": "an every job with no time to anchor at: 9.6 anchors it at the moment its doctor runs, ours leaves anchorMs to the runtime (docs/migration.md)",
+    "cron_jobs[<state>/cron/jobs.json, timeless].schedule_identity.schedule.anchorMs": "the anchor above, as the identity records it",
+    "cron_jobs[<state>/cron/jobs.json, timeless].sort_order": "its position counts the job 9.6 quarantined",
+  },
+  "fixtures/migration/orphan-transcript": {
+    "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",
+    ...titled("agent:main:main", "s-known"),
+    "session_nodes[agent:main:recovered:s-lost].display_name": TITLE_REPAIR,
+    "session_nodes[agent:main:recovered:s-lost].entry_json.displayName": TITLE_REPAIR,
+    "session_windows[S-Lost].display_name": TITLE_REPAIR,
+  },
   "fixtures/migration/delivery-queue": {
     delivery_queue_entries: "9.6 writes no row for an entry 72 h old or a failed one (it archives the file); we keep failed entries as failed rows, and stale ones held in the kept staging file",
   },
@@ -206,6 +270,7 @@ const SAME_KEY: Array<{ from: RegExp; to: string; why: string }> = [
 const GENERATED_IDS: Record<string, Array<{ pattern: RegExp; placeholder: string }>> = {
   // KNOWN transcript_event_identities: v1 ids hash the transcript's absolute path, and each doctor runs in its own dir.
   "fixtures/legacy-state": [{ pattern: /"[0-9a-f]{16}-[0-9a-z]+"/g, placeholder: '"<event-id>"' }],
+  "fixtures/migration/transcript-versions": [{ pattern: /"[0-9a-f]{16}-[0-9a-z]+"/g, placeholder: '"<event-id>"' }],
   // An exec allowlist entry without an id gets a random UUID from each doctor (9.6's ensureAllowlistIds).
   "fixtures/migration/exec-approvals": [{ pattern: /"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"/g, placeholder: '"<uuid>"' }],
   // The same: the release's allowlist entry (`approvals allowlist add`) has no id. Only an allowlist entry's id (after
