@@ -45,6 +45,8 @@ const FIXTURES = [
   "fixtures/migration/cron-string-schedule",
   "fixtures/migration/cron-top-level-delivery",
   "fixtures/migration/cron-every-anchor",
+  "fixtures/migration/orphan-transcript",
+  "fixtures/migration/old-layout",
   // Exploring: more trees for one run (comma-separated, relative to the repo), e.g. to look for unseen differences.
   ...(process.env.OPENCLAW_STATE_DIFF_EXTRA ?? "").split(",").map((t) => t.trim()).filter(Boolean),
 ];
@@ -248,6 +250,10 @@ const KNOWN: Record<string, Record<string, string>> = {
     "cron_jobs[<state>/cron/jobs.json, timeless].schedule_identity.schedule.anchorMs": "the anchor above, as the identity records it",
     "cron_jobs[<state>/cron/jobs.json, timeless].sort_order": "its position counts the job 9.6 quarantined",
   },
+  "fixtures/migration/old-layout": {
+    transcript_event_identities: "v1 lines get ids by one codec on both sides, but the path it hashes is each doctor's own state dir, so the prefixes differ",
+    "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",
+  },
   "fixtures/migration/orphan-transcript": {
     "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",
     ...titled("agent:main:main", "s-known"),
@@ -271,6 +277,7 @@ const GENERATED_IDS: Record<string, Array<{ pattern: RegExp; placeholder: string
   // KNOWN transcript_event_identities: v1 ids hash the transcript's absolute path, and each doctor runs in its own dir.
   "fixtures/legacy-state": [{ pattern: /"[0-9a-f]{16}-[0-9a-z]+"/g, placeholder: '"<event-id>"' }],
   "fixtures/migration/transcript-versions": [{ pattern: /"[0-9a-f]{16}-[0-9a-z]+"/g, placeholder: '"<event-id>"' }],
+  "fixtures/migration/old-layout": [{ pattern: /"[0-9a-f]{16}-[0-9a-z]+"/g, placeholder: '"<event-id>"' }],
   // An exec allowlist entry without an id gets a random UUID from each doctor (9.6's ensureAllowlistIds).
   "fixtures/migration/exec-approvals": [{ pattern: /"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"/g, placeholder: '"<uuid>"' }],
   // The same: the release's allowlist entry (`approvals allowlist add`) has no id. Only an allowlist entry's id (after

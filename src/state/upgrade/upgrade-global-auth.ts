@@ -48,12 +48,24 @@ export function upgradeMainAuth(ctx: GlobalUpgradeContext): void {
         note(ctx, "global.auth.unreadable", `${table} row for agent main: ${column} is not a JSON object; kept in the design-v1 file only.`);
         continue;
       }
+      // A store with no profiles and nothing else (`{"profiles":{}}`): 9.6's doctor writes no row for it (doctor differential, old-layout).
+      if (table === "auth_profile_stores" && isEmptyStore(value)) {
+        note(ctx, "global.auth.empty-store", "auth_profile_stores row for agent main holds no profile: no authProfiles.store row is written, as OpenClaw 2026.9.6 writes none.");
+        continue;
+      }
       put(key, JSON.stringify(value), typeof row.updated_at === "number" ? row.updated_at : ctx.now);
     }
   }
   for (const agentId of others) {
     note(ctx, "global.auth.agent-db", `auth profiles of agent ${agentId} belong in its agent DB (auth_profile_store/auth_profile_state 'primary'), not the global DB: agentAuthRows(source, "${agentId}") returns them for the agent upgrade.`);
   }
+}
+
+/** Only `version` and an empty `profiles` object. */
+function isEmptyStore(value: Record<string, unknown>): boolean {
+  const profiles = value.profiles;
+  const empty = profiles !== null && typeof profiles === "object" && !Array.isArray(profiles) && Object.keys(profiles).length === 0;
+  return empty && Object.keys(value).every((k) => k === "version" || k === "profiles");
 }
 
 export interface AgentAuthRows {

@@ -90,6 +90,13 @@ describe("upgradeGlobalDb", () => {
     expect(agentAuthRows(source, "main")).toEqual({ auth_profile_store: [], auth_profile_state: [] });
   });
 
+  it("writes no authProfiles.store row for a store without profiles, as 9.6 writes none", async () => {
+    const { state, source, target } = await designV1("migration/old-layout");
+    const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir });
+    expect(cli(target, "SELECT state_key FROM config_machine_state ORDER BY state_key").map((r) => r.state_key)).toEqual(["auth.sharedStore"]);
+    expect(result.notes.map((n) => n.code)).toContain("global.auth.empty-store");
+  });
+
   it("copies the same-meaning tables of the kitchen sink and names every row it cannot map", async () => {
     const { state, source, target } = await designV1("migration/kitchen-sink");
     const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir });
