@@ -42,11 +42,14 @@ export interface DoctorDryRun {
 export function doctorDryRun(paths: StatePaths, repairs: readonly Repair[], plan: MigrationPlan | undefined, fix: MigrationFixOptions): DoctorDryRun {
   const migrates = plan !== undefined && repairs.some((r) => r.id === "legacy.migrate");
   // Beside databases in OpenClaw's format the sources merge through a staging state, and the live state is always backed up first.
-  const backupNeeded = migrates && (planMergesInto(plan) !== null || needsBackup(plan, fix.removeSources));
-  const backedUp = backupNeeded && fix.backup;
+  const migrationBackup = migrates && (planMergesInto(plan) !== null || needsBackup(plan, fix.removeSources));
+  // The format upgrade replaces the database files: behind the migration's archive, else one of its own.
+  const backupNeeded = migrationBackup || repairs.some((r) => r.id === "format.upgrade");
+  // What the deletion rule asks: is the migration's import covered by a verified archive.
+  const backedUp = migrationBackup && fix.backup;
   return {
     repairs: repairs.map((r) => ({ id: r.id, description: r.description })),
-    backup: backedUp ? { dir: path.resolve(fix.backupDir ?? paths.backupDir) } : null,
+    backup: backupNeeded && fix.backup ? { dir: path.resolve(fix.backupDir ?? paths.backupDir) } : null,
     backupSkipped: backupNeeded && !fix.backup,
     moves: migrates ? plan.layout.filter((l) => l.action === "move").map((l) => ({ path: l.path, target: l.target })) : [],
     configKeys: migrates ? plan.config.keys.filter((k) => k.blocked === null).map((k) => ({ key: k.key, replacement: k.replacement })) : [],

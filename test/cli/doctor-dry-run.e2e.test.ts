@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DRY_RUN_ID } from "../../src/doctor/dry-run.js";
+import { migrate } from "../helpers/migration.js";
 import { makeTempState, runBin, runInProcess, snapshotTree } from "../helpers/temp-state.js";
 
 interface DrySource {
@@ -74,6 +75,18 @@ describe("doctor --fix --dry-run", () => {
     expect(human.stdout).toMatch(/^ {2}skip cron\/runs\/empty\.jsonl .*leave it in place — empty file/m);
     expect(human.stdout + human.stderr).toMatch(/take NO pre-migration backup \(--no-backup\)/);
     expect(snapshotTree(root)).toEqual(before);
+  });
+
+  it("names the backup the format upgrade takes when only the upgrade is planned (an earlier openclaw-state's databases)", async () => {
+    const { env, root, stateDir, paths } = makeTempState("legacy-state");
+    await migrate(paths); // the importers' design-v1 state, every source retired
+    const before = snapshotTree(root);
+    const dry = await runBin(["doctor", "--dry-run", "--json"], env);
+    expect(snapshotTree(root)).toEqual(before);
+    const doc = JSON.parse(dry.stdout);
+    expect(doc.dryRun.repairs.map((r: { id: string }) => r.id)).toContain("format.upgrade");
+    expect(doc.dryRun.repairs.map((r: { id: string }) => r.id)).not.toContain("legacy.migrate");
+    expect(doc.dryRun).toMatchObject({ backup: { dir: `${stateDir}-backups` }, sources: [] });
   });
 
   it("on a healthy state says --fix would change nothing", async () => {
