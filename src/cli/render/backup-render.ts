@@ -163,8 +163,6 @@ export function renderBackupRestore(output: Output, result: RestoreBackupResult)
   renderWarnings(output, result.warnings);
 }
 
-/** `backup list` has its own file (the table with short ids). */
-
 export function renderBackupPrune(output: Output, result: PruneBackupsResult): void {
   if (output.json) {
     const iso = (list: PruneBackupsResult["kept"]) => list.map((c) => withIsoTimes(c, ["createdAt"]));
