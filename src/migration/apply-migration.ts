@@ -4,7 +4,7 @@ import path from "node:path";
 import { describeError, SchemaFormatError, SQLITE_BUSY_MESSAGE } from "../core/errors.js";
 import { isOurFormat } from "../state/db-format.js";
 import { collectGarbage, releaseMemory } from "../core/heap.js";
-import { isPathInside, type StatePaths } from "../state/paths.js";
+import { agentDbPath, isPathInside, type StatePaths } from "../state/paths.js";
 import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { takePreMigrationBackup, type PreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
 import { brokenFromBackupError, findBrokenAgentDatabases, withoutBrokenAgents, type BrokenDatabase } from "./broken-databases.js";
@@ -98,6 +98,8 @@ interface RunState {
   retire: RetireQueue;
   /** The verified pre-migration archive of this run, once written. */
   backupPath: string | null;
+  /** Agent databases set aside (corrupt, unreadable): nothing is written to them, not even through a route. */
+  broken: readonly BrokenDatabase[];
 }
 
 function outcomeOf(s: PlannedSource, status: SourceOutcome["status"], extra: Partial<SourceOutcome> = {}): SourceOutcome {
@@ -179,11 +181,61 @@ function bindImporter(importer: SourceImporter, s: PlannedSource, ctx: ImportCon
   };
 }
 
+/** The databases of the other agents a source files rows under, attached to its agent's connection. */
+interface AttachedRoutes {
+  routes: Map<string, string>;
+  detach(): void;
+}
+
+/**
+ * Attaches (creating and registering it if need be) each other agent's database a session index files keys under,
+ * as `route_<n>`: ATTACH needs a fixed identifier, and an agent id from a legacy key is never one. Outside any
+ * transaction (SQLite refuses ATTACH inside one); each file's WAL is synced before the source is retired.
+ */
+function attachRoutes(state: RunState, agentDb: AgentDatabase, agents: readonly string[]): AttachedRoutes {
+  const { paths, global } = state.options;
+  const routes = new Map<string, string>();
+  const detach = (): void => {
+    for (const schema of routes.values()) agentDb.detach(schema);
+  };
+  try {
+    for (const [n, agentId] of agents.entries()) {
+      const broken = state.broken.find((b) => b.agentId === agentId);
+      if (broken) throw new Error(`its keys name agent "${agentId}", whose database ${broken.relativePath} cannot be opened (${broken.reason}); the file was left in place`);
+      openAgentDatabase(paths, agentId, { mode: "write", create: true, global }).close();
+      const file = agentDbPath(paths, agentId);
+      agentDb.attach(file, `route_${n}`, "agent");
+      routes.set(agentId, `route_${n}`);
+      state.retire.alsoSync(file);
+    }
+  } catch (error) {
+    detach();
+    throw error;
+  }
+  return { routes, detach };
+}
+
 /** Imports one source in its own transaction (rows + ledger row), verifies, then retires it. */
 function processSource(state: RunState, agentDb: AgentDatabase | null, s: PlannedSource, prepared: PreparedTranscript | null): SourceOutcome {
-  const { global } = state.options;
   if (s.action === "skip" || s.sourceKey === null) return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
-  const ctx: ImportContext = { agentId: s.agentId, mainKey: state.mainKey, runId: state.runId, paths: state.options.paths, prepared };
+  if (!s.routedAgents?.length || agentDb === null) return processSourceWith(state, agentDb, s, prepared, null);
+  let attached: AttachedRoutes;
+  try {
+    attached = attachRoutes(state, agentDb, s.routedAgents);
+  } catch (error) {
+    return outcomeOf(s, "failed", { reason: describeError(error) });
+  }
+  try {
+    return processSourceWith(state, agentDb, s, prepared, attached.routes);
+  } finally {
+    attached.detach();
+  }
+}
+
+function processSourceWith(state: RunState, agentDb: AgentDatabase | null, s: PlannedSource, prepared: PreparedTranscript | null, routes: ReadonlyMap<string, string> | null): SourceOutcome {
+  const { global } = state.options;
+  if (s.sourceKey === null) return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
+  const ctx: ImportContext & { routes?: ReadonlyMap<string, string> } = { agentId: s.agentId, mainKey: state.mainKey, runId: state.runId, paths: state.options.paths, prepared, ...(routes ? { routes } : {}) };
   let importer: BoundImporter;
   try {
     importer = bindImporter(importerFor(s.kind), s, ctx, global, agentDb);
@@ -328,6 +380,7 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     retire: new RetireQueue(global, paths, (p) => writeSource(global, rowInput(runId, p.s, p.outcome, p.status, p.counts, p.importedAt, false)), Boolean(options.beforeRetire)),
     progress: { phase: "import", done: 0, total: actionable.length, bytesDone: 0, bytesTotal: actionable.reduce((n, s) => n + s.sizeBytes, 0) },
     backupPath: null,
+    broken,
   };
   let backupPath: string | null = null;
   let backupSkipped = false;
@@ -452,19 +505,12 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
         }
       }
     };
-    const byAgent = new Map<string, PlannedSource[]>();
-    for (const s of plan.sources) {
-      if (s.targetDatabase !== "agent" || s.agentId === null) continue;
-      const list = byAgent.get(s.agentId);
-      if (list) list.push(s);
-      else byAgent.set(s.agentId, [s]);
-    }
-    for (const [agentId, sources] of byAgent) {
+    for (const [agentId, sources] of agentBatches(plan.sources)) {
       const unreadable = broken.find((b) => b.agentId === agentId);
       if (unreadable) {
         const reason = `${SET_ASIDE_PREFIX} "${agentId}" (${unreadable.relativePath}) cannot be opened (${unreadable.reason}); it and this file were left as they are`;
         for (const s of sources) state.outcomes.push(s.action === "skip" ? processSourceSkipped(s) : outcomeOf(s, "failed", { reason }));
-        leftWith.set(agentId, sources.filter((s) => s.action !== "skip").length);
+        leftWith.set(agentId, (leftWith.get(agentId) ?? 0) + sources.filter((s) => s.action !== "skip").length);
         continue;
       }
       if (sources.every((s) => s.action === "skip")) {
@@ -578,6 +624,26 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     ...(error ? { error } : {}),
   });
   return result;
+}
+
+/**
+ * Agent-target sources grouped by the database they write, in plan order. When a session index files keys under
+ * another agent, every agent's session indexes run first: a transcript that followed its session to that agent
+ * then finds the session row there (instead of being taken for an orphan and given a placeholder).
+ */
+function agentBatches(sources: readonly PlannedSource[]): Array<[string, PlannedSource[]]> {
+  const group = (list: readonly PlannedSource[]): Array<[string, PlannedSource[]]> => {
+    const byAgent = new Map<string, PlannedSource[]>();
+    for (const s of list) {
+      if (s.targetDatabase !== "agent" || s.agentId === null) continue;
+      const had = byAgent.get(s.agentId);
+      if (had) had.push(s);
+      else byAgent.set(s.agentId, [s]);
+    }
+    return [...byAgent];
+  };
+  if (!sources.some((s) => s.routedAgents?.length && s.action !== "skip")) return group(sources);
+  return [...group(sources.filter((s) => s.kind === "sessions-index")), ...group(sources.filter((s) => s.kind !== "sessions-index"))];
 }
 
 function processSourceSkipped(s: PlannedSource): SourceOutcome {

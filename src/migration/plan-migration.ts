@@ -236,6 +236,7 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       records: inspection.records,
       notes: [...inspection.notes],
       ...(inspection.sessionId ? { sessionId: inspection.sessionId } : {}),
+      ...(inspection.routedSessionIds ? { routedAgents: Object.keys(inspection.routedSessionIds).sort(compareText) } : {}),
       ...(inspection.skipReason ? { action: "skip" as PlanAction, reason: inspection.skipReason } : {}),
       // Named, counted and hashed like any source, but not imported: the importers write only this tool's format.
       ...(formats.foreign && !inspection.skipReason ? { action: "skip" as PlanAction, attention: true, reason: foreignFormatReason(formats.foreign) } : {}),
@@ -243,7 +244,7 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
     if (i % 16 === 15) await yieldToLoop();
   }
 
-  const facts: PlanFacts = { referencedSessionIds: new Map(), indexesWithMainKey: new Map() };
+  const facts: PlanFacts = { referencedSessionIds: new Map(), indexesWithMainKey: new Map(), routedSessions: new Map() };
   const addTo = (map: Map<string, Set<string>>, key: string, values: Iterable<string>): void => {
     const set = map.get(key) ?? new Set<string>();
     for (const v of values) set.add(v);
@@ -254,6 +255,15 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
     if (s.agentId === null) continue;
     if (inspection?.referencedSessionIds) addTo(facts.referencedSessionIds, s.agentId, inspection.referencedSessionIds);
     if (inspection?.hasMainKey) addTo(facts.indexesWithMainKey, s.agentId, [s.relativePath]);
+    for (const [other, ids] of Object.entries(inspection?.routedSessionIds ?? {})) {
+      // The other agent's store references them too (its transcripts link to them), and this agent's follow them.
+      addTo(facts.referencedSessionIds, other, ids);
+      const routed = facts.routedSessions.get(s.agentId) ?? new Map<string, string>();
+      // A session the store's own keys also name stays with the store's agent, transcript included.
+      const own = new Set(inspection?.referencedSessionIds ?? []);
+      for (const id of ids) if (!own.has(id) && !routed.has(id)) routed.set(id, other);
+      facts.routedSessions.set(s.agentId, routed);
+    }
   }
 
   const ledger = options.ledger ?? openLedger(paths);

@@ -1,5 +1,6 @@
 // Retirement after durability: imported sources wait until their rows are synced to disk, then move or go.
 import { describeError } from "../core/errors.js";
+import { syncWalOf } from "../state/database.js";
 import { UnsafeOwnedPathError, type OwnedPath } from "../state/owned-path.js";
 import type { StatePaths } from "../state/paths.js";
 import type { AgentDatabase, GlobalDatabase } from "../state/state-databases.js";
@@ -28,6 +29,8 @@ export class RetireQueue {
   /** Synced but not retired: with `hold`, sources wait for `release` (their rows are not yet where the runtime reads). */
   private readonly held: PendingRetirement[] = [];
   private readonly batch: RetireBatch;
+  /** Other databases the waiting sources' transactions wrote through an attached schema: synced with `db`. */
+  private readonly alsoWritten = new Set<string>();
 
   /**
    * `paths`: the boundaries sources and destinations are checked against; `recordKept` rewrites the source's
@@ -64,6 +67,11 @@ export class RetireQueue {
     this.batch.sync();
   }
 
+  /** A database (file path) the next flush syncs too: one an import wrote as an attached schema. */
+  alsoSync(dbPath: string): void {
+    this.alsoWritten.add(dbPath);
+  }
+
   defer(pending: PendingRetirement): SourceOutcome {
     this.pending.push(pending);
     return pending.outcome;
@@ -75,6 +83,8 @@ export class RetireQueue {
     let unsynced: string | null = null;
     try {
       db?.syncWal();
+      for (const file of this.alsoWritten) syncWalOf(file);
+      this.alsoWritten.clear();
       this.global.syncWal();
     } catch (error) {
       unsynced = `imported, but not retired: the new rows could not be synced to disk (${describeError(error)}); the next \`doctor --fix\` retires it`;

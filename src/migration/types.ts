@@ -118,6 +118,8 @@ export interface SourceInspection {
   referencedSessionIds?: string[];
   /** Session indexes: the store holds the agent's main key (after canonicalization). */
   hasMainKey?: boolean;
+  /** Session indexes: agent id → the session ids of keys naming that other agent (filed in its database). */
+  routedSessionIds?: Record<string, string[]>;
 }
 
 export interface PlannedSource {
@@ -145,6 +147,11 @@ export interface PlannedSource {
   sessionId?: string;
   /** Session indexes: another index of the same agent holds the main key, so this one must not seed it. */
   mainKeyElsewhere?: boolean;
+  /**
+   * Session indexes: the other agents its keys name (`agent:<other>:…`); their rows go to those agents' databases
+   * in the same transaction. Transcripts: unset (a routed transcript's agentId is its target agent).
+   */
+  routedAgents?: string[];
   /** The ledger row this source matched (same key, or same path with another sha256). */
   previous?: { runId: string; status: string; importedAt: number | null; sha256: string | null };
   /** The read-only pass already knows the import will fail (missing header, bad line, wrong shape): why. */
@@ -212,6 +219,11 @@ export interface ImportContext {
 /** Agent-target imports always have an agent. */
 export interface AgentImportContext extends ImportContext {
   agentId: string;
+  /**
+   * The databases of the other agents the source files rows under (PlannedSource.routedAgents), attached to the
+   * source agent's connection for its one transaction: agent id → schema name.
+   */
+  routes?: ReadonlyMap<string, string>;
 }
 
 /** What one import committed; stored in the ledger row's report and used by verification. */
@@ -282,6 +294,8 @@ export interface PlanFacts {
   referencedSessionIds: Map<string, Set<string>>;
   /** agentId → relative paths of that agent's session indexes holding its main key. */
   indexesWithMainKey: Map<string, Set<string>>;
+  /** agentId → (session id → the other agent its store's keys file it under): transcripts follow their session. */
+  routedSessions: Map<string, Map<string, string>>;
 }
 
 export type SourceStatus = "imported" | "warning" | "already-imported" | "failed" | "skipped";

@@ -211,18 +211,7 @@ export class StateDatabase<DB> {
    * next checkpoint, which is fine for rows but not before deleting or moving the file they came from.
    */
   syncWal(): void {
-    let fd: number;
-    try {
-      fd = fs.openSync(`${this.path}-wal`, "r");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return; // checkpointed and truncated: already durable
-      throw error;
-    }
-    try {
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
+    syncWalOf(this.path);
   }
 
   /** Checkpoint (TRUNCATE) when writable, then close; the last close also removes WAL sidecars. */
@@ -446,4 +435,23 @@ function applySchema(handle: Database.Database, options: OpenDatabaseOptions): b
     handle.pragma(`user_version = ${SCHEMA_VERSION}`);
     return true;
   }).immediate();
+}
+
+/**
+ * Makes the commits in `<dbPath>-wal` durable (see Database.syncWal): also for a database another connection
+ * wrote as an attached schema. A missing WAL was checkpointed and removed by its last connection: already durable.
+ */
+export function syncWalOf(dbPath: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(`${dbPath}-wal`, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
 }

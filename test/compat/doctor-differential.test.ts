@@ -47,6 +47,10 @@ const FIXTURES = [
   "fixtures/migration/cron-every-anchor",
   "fixtures/migration/orphan-transcript",
   "fixtures/migration/old-layout",
+  // Keys of other agents in an agent's store: both file each under the agent it names, transcript included.
+  "fixtures/migration/agent-main-keys",
+  // State 2026.3.28 wrote with `agent --session-id` (fixtures/openclaw-2026.3.28/HOW.md): mixed-case ids, one unindexed.
+  "fixtures/migration/session-id-flag",
   // Exploring: more trees for one run (comma-separated, relative to the repo), e.g. to look for unseen differences.
   ...(process.env.OPENCLAW_STATE_DIFF_EXTRA ?? "").split(",").map((t) => t.trim()).filter(Boolean),
 ];
@@ -121,6 +125,9 @@ const OC3328_OPENAI_NODES = [OC3328.main.key, OC3328.cron.key, `${OC3328.cron.ke
  * config causes, not an import: ours keeps what the tree says.
  */
 const OPENAI_ROUTING = "9.6's doctor clears stale OpenAI session routing (model, provider, auth override, prompt report) under a config without openai; not an import step";
+
+/** As OPENAI_ROUTING, for a tree with no config: 9.6's doctor clears the session's model route no provider is configured for. */
+const MODEL_ROUTE = "9.6's doctor clears a session's model route (model, provider, context tokens, prompt report) when no config configures that provider, and restamps the row; a repair the config causes, not an import: ours keeps what the tree says";
 
 /** docs/migration.md, "Where we differ": a legacy `lastProvider` route 9.6's doctor drops. */
 const LAST_PROVIDER = "9.6's doctor does not rename lastProvider/room on import and loses the route (delivery none); ours renames them as its own store migration does and keeps the route";
@@ -253,6 +260,30 @@ const KNOWN: Record<string, Record<string, string>> = {
   "fixtures/migration/old-layout": {
     transcript_event_identities: "v1 lines get ids by one codec on both sides, but the path it hashes is each doctor's own state dir, so the prefixes differ",
     "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",
+  },
+  "fixtures/migration/agent-main-keys": {
+    "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",
+    session_transcript_archives:
+      "9.6 imports each transcript into the store's agent first, then moves its session to the agent the key names and leaves a `deleted` archive row (and a .deleted.zst file) behind in the store's agent; ours files the transcript under the key's agent directly and retires the file under migrated/ like any imported source",
+    ...titled("agent:ops:main", "s-ops-main"),
+    ...titled("agent:ops:telegram:direct:+15550009", "s-ops-dm-newer"),
+    ...titled("agent:main:telegram:direct:+15550009", "s-ops-dm"),
+    ...titled("agent:other:x", "s-other"),
+  },
+  "fixtures/migration/session-id-flag": {
+    "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",
+    ...titled("agent:main:main", "Other-Sid"),
+    "session_nodes[agent:main:recovered:my-sid-1].display_name": TITLE_REPAIR,
+    "session_nodes[agent:main:recovered:my-sid-1].entry_json.displayName": TITLE_REPAIR,
+    "session_windows[My-Sid-1].display_name": TITLE_REPAIR,
+    "session_nodes[agent:main:main].updated_at": MODEL_ROUTE,
+    "session_nodes[agent:main:main].entry_json.model": MODEL_ROUTE,
+    "session_nodes[agent:main:main].entry_json.modelProvider": MODEL_ROUTE,
+    "session_nodes[agent:main:main].entry_json.contextTokens": MODEL_ROUTE,
+    "session_nodes[agent:main:main].entry_json.systemPromptReport": MODEL_ROUTE,
+    "session_nodes[agent:main:main].entry_json.updatedAt": MODEL_ROUTE,
+    "session_windows[Other-Sid].model": MODEL_ROUTE,
+    "session_windows[Other-Sid].model_provider": MODEL_ROUTE,
   },
   "fixtures/migration/orphan-transcript": {
     "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",

@@ -103,6 +103,28 @@ describe("merge into a state in OpenClaw 2026.9.6's format", () => {
     expect(events(s, "s-main")).toHaveLength(5);
   });
 
+  it("a store holding other agents' keys: each is merged into the live database of the agent it names, or a new one, with its transcript", async () => {
+    const s = liveState();
+    fs.cpSync(path.join(fixturesDir, "migration/agent-main-keys/agents/ops"), path.join(s.stateDir, "agents/ops"), { recursive: true });
+    const mainBefore = sql(agentDb(s), "SELECT session_key FROM session_nodes ORDER BY session_key").map(([k]) => k);
+
+    const result = await runDoctor({ paths: s.paths, fix: true });
+    expect(doctorExitCode(result, false), JSON.stringify(result.repairs, null, 2)).toBe(0);
+
+    const db = (agent: string): string => path.join(s.stateDir, "agents", agent, "agent/openclaw-agent.sqlite");
+    const withEvents = (agent: string): string[][] => sql(db(agent), "SELECT n.session_key, n.current_session_id, (SELECT count(*) FROM transcript_events e WHERE e.session_id = n.current_session_id) FROM session_nodes n ORDER BY n.session_key");
+    // The live main database gains the one key that names main, next to what it held.
+    expect(withEvents("main").map(([k]) => k)).toEqual([...mainBefore, "agent:main:telegram:direct:+15550009"].sort());
+    expect(withEvents("main").find(([k]) => k === "agent:main:telegram:direct:+15550009")).toEqual(["agent:main:telegram:direct:+15550009", "s-ops-dm", "2"]);
+    expect(withEvents("ops")).toEqual([
+      ["agent:ops:main", "s-ops-main", "2"],
+      ["agent:ops:telegram:direct:+15550009", "s-ops-dm-newer", "2"],
+    ]);
+    expect(withEvents("other")).toEqual([["agent:other:x", "s-other", "2"]]);
+    for (const agent of ["main", "ops", "other"]) expect(sql(db(agent), "PRAGMA user_version")).toEqual([["23"]]);
+    expect(fs.existsSync(path.join(s.stateDir, "agents/ops/sessions/sessions.json"))).toBe(false);
+  });
+
   it("a rolled-back gateway wrote a different turn where the runtime wrote one: the database's event stays, the file stays, exit 1 naming migrate skip", async () => {
     const s = liveState();
     const base = linesOf(s, "s-main");

@@ -1,6 +1,6 @@
 // Session-key canonicalization (SPEC §4.1): the key table, duplicates, and main-key seeding, unit and end to end.
 import { describe, expect, it } from "vitest";
-import { canonicalizeSessionKey, canonicalizeStore, isOrphanSessionKey, orphanSessionKey, recoveredSessionKey } from "../../src/migration/importers/session-keys.js";
+import { canonicalizeSessionKey, canonicalizeStore, isOrphanSessionKey, keyAgentOf, orphanSessionKey, recoveredSessionKey } from "../../src/migration/importers/session-keys.js";
 import { makeTempState } from "../helpers/temp-state.js";
 import { agentDbFile, migrate, rows } from "../helpers/migration.js";
 
@@ -11,8 +11,8 @@ describe("canonicalizeSessionKey", () => {
     ["main", "agent:ops:main"],
     ["Main", "agent:ops:main"],
     ["work", "agent:ops:main"],
-    // agent:main:* in another agent's store is that agent's own (the runtime never reads it across agents).
-    ["agent:main:telegram:direct:1", "agent:ops:telegram:direct:1"],
+    // Another agent's key is kept (filed under that agent: keyAgentOf); agent:main:main is the store's own main.
+    ["agent:main:telegram:direct:1", "agent:main:telegram:direct:1"],
     ["agent:main:main", "agent:ops:main"],
     ["agent:other:x", "agent:other:x"],
     ["Agent:Ops:Thing", "agent:ops:thing"],
@@ -23,6 +23,19 @@ describe("canonicalizeSessionKey", () => {
     ["  spaced  ", "agent:ops:spaced"],
   ])("%j → %j (agent ops, main key work)", (raw, expected) => {
     expect(canonicalizeSessionKey(raw, "ops", "work")).toBe(expected);
+  });
+
+  it.each([
+    ["agent:main:telegram:direct:1", "main"],
+    ["agent:other:x", "other"],
+    ["agent:ops:main", "ops"],
+    ["global", "ops"],
+    ["agent:bad id:x", "ops"],
+    ["agent:..:x", "ops"],
+    ["agent:-x:y", "ops"],
+    ["agent:nocolon", "ops"],
+  ])("files %j of agent ops's store under agent %j (an agent segment that is no valid id stays with the store)", (key, agent) => {
+    expect(keyAgentOf(key, "ops")).toBe(agent);
   });
 
   it("keeps agent:main:* in the main agent's own store", () => {

@@ -1,5 +1,5 @@
 // The streamed session index: repeated keys (newest wins, reported), shared-main peers as participants,
-// agent:main:* keys in another agent's store, JSONC vs JSON5 by size, entries written after their session row.
+// keys of another agent in an agent's store (filed under that agent), JSONC vs JSON5 by size, entries written after their session row.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -79,19 +79,66 @@ describe("a shared-main direct session with several peers", () => {
   });
 });
 
-describe("agent:main:* keys in another agent's store", () => {
-  it("are translated to that agent; a clash with its own key follows the newest-updatedAt rule", async () => {
+describe("keys of another agent in an agent's store", () => {
+  it("are filed in the database of the agent they name (created), with their transcripts; agent:main:main is the store's own main", async () => {
     const { paths } = makeTempState("migration/agent-main-keys");
-    const { run } = await migrate(paths);
-    expect(run.sources[0]!.notes.join("\n")).toMatch(/"agent:ops:telegram:direct:\+15550009" and "agent:main:telegram:direct:\+15550009" both canonicalize to agent:ops:telegram:direct:\+15550009/);
-    const db = agentDbFile(paths, "ops");
-    expect(rows(db, "SELECT session_key, session_id FROM session_routes ORDER BY session_key")).toEqual([
-      { session_key: "agent:ops:main", session_id: "s-ops-main" },
-      { session_key: "agent:ops:telegram:direct:+15550009", session_id: "s-ops-dm-newer" },
-      { session_key: "agent:other:x", session_id: "s-other" },
+    const { plan, run } = await migrate(paths);
+    const index = plan!.sources.find((s) => s.kind === "sessions-index")!;
+    expect(index.routedAgents).toEqual(["main", "other"]);
+    expect(index.notes.join("\n")).toMatch(/1 key\(s\) name agent "main" \("agent:main:telegram:direct:\+15550009"\): filed in that agent's database/);
+    expect(run.status).toBe("completed");
+    expect(run.sources.every((o) => o.status === "imported" && o.retired === "moved")).toBe(true);
+    // Each transcript went with its session; none became an orphan placeholder.
+    expect(Object.fromEntries(run.sources.filter((o) => o.kind === "transcript").map((o) => [path.basename(o.path), o.agentId]))).toEqual({
+      "s-ops-dm-newer.jsonl": "ops",
+      "s-ops-dm.jsonl": "main",
+      "s-ops-main.jsonl": "ops",
+      "s-other.jsonl": "other",
+    });
+    const keysOf = (agent: string): Row[] => rows(agentDbFile(paths, agent), "SELECT r.session_key, r.session_id, (SELECT count(*) FROM transcript_events e WHERE e.session_id = r.session_id) AS events FROM session_routes r ORDER BY r.session_key");
+    expect(keysOf("ops")).toEqual([
+      { session_key: "agent:ops:main", session_id: "s-ops-main", events: 2 },
+      { session_key: "agent:ops:telegram:direct:+15550009", session_id: "s-ops-dm-newer", events: 2 },
     ]);
-    expect(rows(db, "SELECT session_scope FROM sessions WHERE session_id = 's-ops-main'")).toEqual([{ session_scope: "shared-main" }]);
-    expect(rows(db, "SELECT count(*) AS n FROM session_routes WHERE session_key LIKE 'agent:main:%'")).toEqual([{ n: 0 }]);
+    expect(keysOf("main")).toEqual([{ session_key: "agent:main:telegram:direct:+15550009", session_id: "s-ops-dm", events: 2 }]);
+    expect(keysOf("other")).toEqual([{ session_key: "agent:other:x", session_id: "s-other", events: 2 }]);
+    expect(rows(agentDbFile(paths, "ops"), "SELECT session_scope FROM sessions WHERE session_id = 's-ops-main'")).toEqual([{ session_scope: "shared-main" }]);
+    for (const agent of ["main", "other"]) expect(rows(agentDbFile(paths, agent), "SELECT count(*) AS n FROM sessions")).toEqual([{ n: 1 }]);
+    // The agents it created are registered like any other.
+    expect(rows(paths.globalDbPath, "SELECT agent_id FROM agent_databases ORDER BY agent_id").map((r) => r.agent_id)).toEqual(["main", "ops", "other"]);
+  });
+
+  it("re-imported, keeps what the other agent's database holds newer, and a second run finds nothing to do", async () => {
+    const { paths } = makeTempState("migration/agent-main-keys");
+    await migrate(paths);
+    // The runtime moved main's session on after the import; the file comes back, edited but older than that.
+    const main = openAgentDatabase(paths, "main", { mode: "write" });
+    main.prepare("UPDATE session_routes SET updated_at = 9000 WHERE session_key = 'agent:main:telegram:direct:+15550009'").run();
+    main.prepare("UPDATE session_entries SET updated_at = 9000, entry_json = json_set(entry_json, '$.label', 'runtime') WHERE session_key = 'agent:main:telegram:direct:+15550009'").run();
+    main.close();
+    const again = makeTempState("migration/agent-main-keys");
+    fs.mkdirSync(path.join(paths.stateDir, "agents/ops/sessions"), { recursive: true });
+    const store = JSON.parse(fs.readFileSync(path.join(again.stateDir, "agents/ops/sessions/sessions.json"), "utf8")) as Record<string, Row>;
+    store["agent:main:telegram:direct:+15550009"]!.label = "edited";
+    store["agent:main:telegram:direct:+15550009"]!.updatedAt = 600;
+    fs.writeFileSync(path.join(paths.stateDir, "agents/ops/sessions/sessions.json"), JSON.stringify(store));
+    const { run } = await migrate(paths);
+    expect(run.sources.map((o) => [o.action, o.status])).toEqual([["changed-since-import", "imported"]]);
+    expect(rows(agentDbFile(paths, "main"), "SELECT json_extract(entry_json, '$.label') AS label, updated_at FROM session_entries")).toEqual([{ label: "runtime", updated_at: 9000 }]);
+    const third = await migrate(paths);
+    expect(third.run.sources).toEqual([]);
+  });
+
+  it("fails the index, left in place, when the agent its keys name has a database that cannot be opened", async () => {
+    const { paths } = makeTempState("migration/agent-main-keys");
+    fs.mkdirSync(path.join(paths.agentsDir, "other/agent"), { recursive: true });
+    fs.writeFileSync(agentDbFile(paths, "other"), "not a database, but someone's file".repeat(200));
+    const { run } = await migrate(paths);
+    const index = run.sources.find((o) => o.kind === "sessions-index")!;
+    expect(index.status).toBe("failed");
+    expect(index.reason).toMatch(/agent "other", whose database agents\/other\/agent\/openclaw-agent\.sqlite cannot be opened/);
+    expect(fs.existsSync(path.join(paths.stateDir, "agents/ops/sessions/sessions.json"))).toBe(true);
+    expect(fs.readFileSync(agentDbFile(paths, "other"), "utf8")).toMatch(/^not a database/);
   });
 });
 

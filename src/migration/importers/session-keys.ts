@@ -1,5 +1,7 @@
 // Session-key canonicalization for legacy sessions.json stores (SPEC §4.1): the key table, duplicates, main seeding.
 
+import { tryNormalizeAgentId } from "../../state/agent-id.js";
+
 export const ORPHAN_KEY_SEGMENT = "orphan";
 export const RECOVERED_KEY_SEGMENT = "recovered";
 
@@ -28,8 +30,8 @@ export function isOrphanSessionKey(key: string): boolean {
 
 /**
  * The canonical key for a raw legacy key of agent `agentId` (trimmed, lower-cased):
- * global/unknown kept; main (and the configured main key) → agent:<id>:main; agent:main:x in another agent's
- * store → agent:<id>:x; other agent:… kept;
+ * global/unknown kept; main (and the configured main key) → agent:<id>:main; agent:main:main in another agent's
+ * store → agent:<id>:main; other agent:… kept (another agent's key is filed under that agent: keyAgentOf);
  * subagent:x → agent:<id>:subagent:x; group:…/channel:… → agent:<id>:unknown:<raw>; else agent:<id>:<raw>.
  */
 export function canonicalizeSessionKey(rawKey: string, agentId: string, mainKey = "main"): string {
@@ -37,12 +39,25 @@ export function canonicalizeSessionKey(rawKey: string, agentId: string, mainKey 
   if (key === "") return key;
   if (key === "global" || key === "unknown") return key;
   if (key === "main" || key === mainKey.trim().toLowerCase()) return mainSessionKey(agentId);
-  // The runtime never reads another agent's agent:main:* keys: in agent <id>'s store they are <id>'s own.
-  if (key.startsWith("agent:main:") && agentId !== "main") return `agent:${agentId}:${key.slice("agent:main:".length)}`;
+  // A store's own main session written under the default agent's name, as OpenClaw 2026.9.6's doctor reads it.
+  if (key === "agent:main:main") return mainSessionKey(agentId);
   if (key.startsWith("agent:")) return key;
   if (key.startsWith("subagent:")) return `agent:${agentId}:${key}`;
   if (key.startsWith("group:") || key.startsWith("channel:")) return `agent:${agentId}:unknown:${key}`;
   return `agent:${agentId}:${key}`;
+}
+
+/**
+ * The agent whose database holds a canonical key of agent `storeAgentId`'s store: the agent an `agent:<id>:…` key
+ * names (OpenClaw 2026.9.6's doctor files it there, creating that agent's database), when `<id>` is a valid agent
+ * id; else the store's own agent (global/unknown, and a key whose agent segment could not be a directory name).
+ */
+export function keyAgentOf(key: string, storeAgentId: string): string {
+  if (!key.startsWith("agent:")) return storeAgentId;
+  const end = key.indexOf(":", "agent:".length);
+  if (end < 0) return storeAgentId;
+  const named = key.slice("agent:".length, end);
+  return tryNormalizeAgentId(named) === named ? named : storeAgentId;
 }
 
 /** A legacy root key that names a direct chat: not global/unknown, not agent-scoped, not a group/channel/subagent key. */

@@ -13,7 +13,7 @@ import { streamObjectMembers, type ObjectMember } from "../json-object-stream.js
 import type { AgentDatabase } from "../../state/state-databases.js";
 import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
 import { entryUpdatedAt, keysOfMember, scanIndex, sessionKeys, type IndexScan } from "./session-index-scan.js";
-import { isOrphanSessionKey, mainSessionKey } from "./session-keys.js";
+import { isOrphanSessionKey, keyAgentOf, mainSessionKey } from "./session-keys.js";
 import { conversationFor, deliveryRouteOf, ENTRY_JSON_OMITTED, entryJsonTail, normalizeLegacyEntry, PROJECTED_FIELDS, sessionRowFor } from "./session-projection.js";
 
 export const SESSIONS_INDEX_FILE = "sessions.json";
@@ -37,14 +37,43 @@ interface EntryText {
   storedAs: string | null;
 }
 
-const UPSERT_ENTRY =
-  "INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) VALUES (?, ?, CAST(? AS TEXT), ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at";
+const upsertEntrySql = (entries: string): string =>
+  `INSERT INTO ${entries} (session_key, session_id, entry_json, updated_at) VALUES (?, ?, CAST(? AS TEXT), ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at`;
 
 /** The key that owns the `sessions` row when several keys share a session id: main, else newest, else smallest. */
 function ownerKey(keys: string[], scan: IndexScan, agentId: string): string {
   const main = mainSessionKey(agentId);
   if (keys.includes(main)) return main;
   return [...keys].sort((a, b) => scan.winners.get(b)!.updatedAt - scan.winners.get(a)!.updatedAt || compareText(a, b))[0]!;
+}
+
+/** Keys of the index that name another agent, by that agent (sorted), in file order. */
+function routedKeys(index: IndexScan, agentId: string): Map<string, string[]> {
+  const byAgent = new Map<string, string[]>();
+  for (const key of index.winners.keys()) {
+    const agent = keyAgentOf(key, agentId);
+    if (agent === agentId) continue;
+    const list = byAgent.get(agent);
+    if (list) list.push(key);
+    else byAgent.set(agent, [key]);
+  }
+  return new Map([...byAgent].sort(([a], [b]) => compareText(a, b)));
+}
+
+/** The session ids the store's own keys name, and per other agent those its keys name (a session may be in both). */
+function sessionsByAgent(index: IndexScan, agentId: string): { own: string[]; routed: Map<string, Set<string>> } {
+  const own: string[] = [];
+  const routed = new Map<string, Set<string>>();
+  for (const sessionId of index.keysBySession.keys()) {
+    let mine = false;
+    for (const key of sessionKeys(index, sessionId)) {
+      const agent = keyAgentOf(key, agentId);
+      if (agent === agentId) mine = true;
+      else routed.set(agent, (routed.get(agent) ?? new Set()).add(sessionId));
+    }
+    if (mine) own.push(sessionId);
+  }
+  return { own, routed };
 }
 
 function fileMtime(file: string): number {
@@ -74,13 +103,18 @@ function inspect(source: DetectedSource, ctx: DetectContext): SourceInspection {
     const notes = [...index.duplicates, ...index.warnings];
     if (index.seededMainFrom) notes.push(`${mainSessionKey(agentId)} is absent: seeded from the newest direct entry ${JSON.stringify(index.seededMainFrom)} unless another index or the database has it`);
     if (index.syntax === "json5") notes.push("JSON5 syntax (single quotes or unquoted keys): read whole, as files of this kind up to 16 MiB may be");
+    const { own, routed } = sessionsByAgent(index, agentId);
+    for (const [other, keys] of routedKeys(index, agentId)) {
+      notes.push(`${keys.length} key(s) name agent "${other}" (${JSON.stringify(keys[0])}${keys.length > 1 ? ", …" : ""}): filed in that agent's database, created if need be, with their transcripts, as OpenClaw 2026.9.6 files them`);
+    }
     return {
       sha256: index.sha256,
       sizeBytes: index.sizeBytes,
       records: index.rawCount,
       notes,
-      referencedSessionIds: [...index.keysBySession.keys()],
+      referencedSessionIds: own,
       hasMainKey: index.winners.has(mainSessionKey(agentId)) && index.seededMainFrom === null,
+      ...(routed.size > 0 ? { routedSessionIds: Object.fromEntries([...routed].map(([other, ids]) => [other, [...ids]])) } : {}),
     };
   } catch (error) {
     // The plan still lists it: the import will fail the same way, be recorded, and leave the file in place.
@@ -93,39 +127,41 @@ function inspect(source: DetectedSource, ctx: DetectContext): SourceInspection {
  * Raw prepared statements: an index can hold thousands of entries and building each query with Kysely
  * cost ~0.3 ms per entry in bench/migrate.mjs. The conversation lookup mirrors the identity index's ifnull().
  */
-function indexStatements(db: AgentDatabase) {
+function indexStatements(db: AgentDatabase, schema = "main") {
+  // Unqualified names would resolve to the source agent's own tables: every name carries the target's schema.
+  const t = (table: string): string => `${schema}.${table}`;
   const sessionCols = ["session_id", "session_key", "session_scope", "created_at", "updated_at", "started_at", "ended_at", "status", "chat_type", "channel", "account_id", "primary_conversation_id", "model_provider", "model", "agent_harness_id", "parent_session_key", "spawned_by", "display_name"] as const;
   return {
     sessionCols,
     withoutChecks: <T>(fn: () => T): T => db.withoutCheckConstraints(fn),
-    sessionOf: db.prepare("SELECT updated_at, session_key, primary_conversation_id FROM sessions WHERE session_id = ?"),
+    sessionOf: db.prepare(`SELECT updated_at, session_key, primary_conversation_id FROM ${t("sessions")} WHERE session_id = ?`),
     upsertSession: db.prepare(
-      `INSERT INTO sessions (${sessionCols.join(", ")}) VALUES (${sessionCols.map(() => "?").join(", ")}) ON CONFLICT (session_id) DO UPDATE SET ${sessionCols.filter((c) => c !== "session_id").map((c) => `${c} = excluded.${c}`).join(", ")}`,
+      `INSERT INTO ${t("sessions")} (${sessionCols.join(", ")}) VALUES (${sessionCols.map(() => "?").join(", ")}) ON CONFLICT (session_id) DO UPDATE SET ${sessionCols.filter((c) => c !== "session_id").map((c) => `${c} = excluded.${c}`).join(", ")}`,
     ),
     insertConversation: db.prepare(
-      "INSERT OR IGNORE INTO conversations (conversation_id, channel, account_id, kind, peer_id, parent_conversation_id, thread_id, label, metadata_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      `INSERT OR IGNORE INTO ${t("conversations")} (conversation_id, channel, account_id, kind, peer_id, parent_conversation_id, thread_id, label, metadata_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     findConversation: db
-      .prepare("SELECT conversation_id FROM conversations WHERE channel = ? AND ifnull(account_id, '') = ? AND kind = ? AND ifnull(peer_id, '') = ? AND ifnull(parent_conversation_id, '') = '' AND ifnull(thread_id, '') = ?")
+      .prepare(`SELECT conversation_id FROM ${t("conversations")} WHERE channel = ? AND ifnull(account_id, '') = ? AND kind = ? AND ifnull(peer_id, '') = ? AND ifnull(parent_conversation_id, '') = '' AND ifnull(thread_id, '') = ?`)
       .pluck(),
-    dropOtherPrimary: db.prepare("DELETE FROM session_conversations WHERE session_id = ? AND role = 'primary' AND conversation_id <> ?"),
+    dropOtherPrimary: db.prepare(`DELETE FROM ${t("session_conversations")} WHERE session_id = ? AND role = 'primary' AND conversation_id <> ?`),
     upsertLink: db.prepare(
-      "INSERT INTO session_conversations (session_id, conversation_id, role, first_seen_at, last_seen_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id, conversation_id, role) DO UPDATE SET last_seen_at = max(last_seen_at, excluded.last_seen_at)",
+      `INSERT INTO ${t("session_conversations")} (session_id, conversation_id, role, first_seen_at, last_seen_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id, conversation_id, role) DO UPDATE SET last_seen_at = max(last_seen_at, excluded.last_seen_at)`,
     ),
-    hasSession: db.prepare("SELECT 1 FROM sessions WHERE session_id = ?").pluck(),
-    entryUpdatedAt: db.prepare("SELECT updated_at FROM session_entries WHERE session_key = ?").pluck(),
+    hasSession: db.prepare(`SELECT 1 FROM ${t("sessions")} WHERE session_id = ?`).pluck(),
+    entryUpdatedAt: db.prepare(`SELECT updated_at FROM ${t("session_entries")} WHERE session_key = ?`).pluck(),
     // entry_json arrives as UTF-8 bytes re-serialized from the file's tokens: CAST stores them as TEXT.
-    upsertEntry: db.prepare(UPSERT_ENTRY),
+    upsertEntry: db.prepare(upsertEntrySql(t("session_entries"))),
     /** A statement of its own for one large text: bound once, finalized when dropped (its bound copy with it). */
-    largeEntryStatement: () => db.prepareUncached(UPSERT_ENTRY),
+    largeEntryStatement: () => db.prepareUncached(upsertEntrySql(t("session_entries"))),
     copyEntry: db.prepare(
-      "INSERT INTO session_entries (session_key, session_id, entry_json, updated_at) SELECT ?, ?, entry_json, ? FROM session_entries WHERE session_key = ? ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at",
+      `INSERT INTO ${t("session_entries")} (session_key, session_id, entry_json, updated_at) SELECT ?, ?, entry_json, ? FROM ${t("session_entries")} WHERE session_key = ? ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, entry_json = excluded.entry_json, updated_at = excluded.updated_at`,
     ),
-    dropPlaceholderEntry: db.prepare("DELETE FROM session_entries WHERE session_key = ? AND session_id = ?"),
-    dropPlaceholderRoute: db.prepare("DELETE FROM session_routes WHERE session_key = ? AND session_id = ?"),
-    routeUpdatedAt: db.prepare("SELECT updated_at FROM session_routes WHERE session_key = ?").pluck(),
+    dropPlaceholderEntry: db.prepare(`DELETE FROM ${t("session_entries")} WHERE session_key = ? AND session_id = ?`),
+    dropPlaceholderRoute: db.prepare(`DELETE FROM ${t("session_routes")} WHERE session_key = ? AND session_id = ?`),
+    routeUpdatedAt: db.prepare(`SELECT updated_at FROM ${t("session_routes")} WHERE session_key = ?`).pluck(),
     upsertRoute: db.prepare(
-      "INSERT INTO session_routes (session_key, session_id, updated_at) VALUES (?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at",
+      `INSERT INTO ${t("session_routes")} (session_key, session_id, updated_at) VALUES (?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at`,
     ),
   };
 }
@@ -236,77 +272,107 @@ function writeKeyRows(st: Statements, state: WriteState, key: string, sessionId:
   state.rows.session_conversations += 1;
 }
 
+/** The statements of each agent the index files keys under: the source's own (main schema), or an attached one. */
+function statementsFor(db: AgentDatabase, source: PlannedSource, ctx: AgentImportContext): (agent: string) => Statements {
+  const made = new Map<string, Statements>();
+  return (agent) => {
+    let st = made.get(agent);
+    if (st) return st;
+    const schema = agent === ctx.agentId ? "main" : ctx.routes?.get(agent);
+    if (schema === undefined) {
+      throw new OperationError("route_not_attached", `${source.path} files keys under agent "${agent}", whose database was not opened for this import; re-run \`doctor --fix\`.`, { path: source.path });
+    }
+    made.set(agent, (st = indexStatements(db, schema)));
+    return st;
+  };
+}
+
 function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportContext): ImportCounts {
-  const st = indexStatements(db);
+  const statementsOf = statementsFor(db, source, ctx);
+  const ownSt = statementsOf(ctx.agentId);
   // The main key is seeded only from the old root store, and only when no store of the agent (this one, another
   // index, the DB) has it.
-  const mainExists = Boolean(source.mainKeyElsewhere) || st.routeUpdatedAt.get(mainSessionKey(ctx.agentId)) !== undefined;
+  const mainExists = Boolean(source.mainKeyElsewhere) || ownSt.routeUpdatedAt.get(mainSessionKey(ctx.agentId)) !== undefined;
   const fallback = fileMtime(source.path);
   const scanOptions = { agentId: ctx.agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: fallback, mainKeyExists: mainExists, seedMainKey: source.legacyRoot };
   const index = scanIndex(source.path, scanOptions);
   if (source.sha256 !== null && index.sha256 !== source.sha256) {
     throw new OperationError("source_changed", `${source.path} changed since it was planned; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
   }
-  const main = mainSessionKey(ctx.agentId);
-  // Most sessions have one key, which owns the row; the owner of a shared session is decided once.
-  const shared = new Map<string, string>();
-  const ownerOf = (sessionId: string): string => {
-    const keys = index.keysBySession.get(sessionId)!;
-    if (typeof keys === "string") return keys;
-    let owner = shared.get(sessionId);
-    if (owner === undefined) shared.set(sessionId, (owner = ownerKey(sessionKeys(index, sessionId), index, ctx.agentId)));
-    return owner;
-  };
-  const state: WriteState = { rows: { sessions: 0, session_entries: 0, session_routes: 0, conversations: 0, session_conversations: 0 }, keptNewer: 0, deferred: new Set() };
+  const agentOf = (key: string): string => keyAgentOf(key, ctx.agentId);
+  const rows = { sessions: 0, session_entries: 0, session_routes: 0, conversations: 0, session_conversations: 0 };
+  let keptNewer = 0;
 
-  // Pass 2: the winning members, one at a time. Pass 3 (rare): keys whose session row came later in the file.
-  const writePass = (only: Set<string> | null): void => {
-    const wanted = (i: number, rawKey: string): string[] => keysOfMember(index, i, rawKey, scanOptions).filter((k) => only === null || only.has(k));
-    const read = streamObjectMembers(
-      source.path,
-      (m) => {
-        if (m.text === undefined) return;
-        // The member lets go of its text: a large one must be collectable once SQLite has its own copy.
-        const text = takeText(m);
-        const keys = wanted(m.index, m.key);
-        const sessionId = (m.fields.sessionId as string).trim();
-        // The projection reads only a few small fields; the entry itself streams into entry_json as bytes.
-        const entry = normalizeLegacyEntry({ ...m.fields, sessionId });
-        const updatedAt = entryUpdatedAt(m.fields.updatedAt, fallback);
-        for (const key of keys) {
-          const owner = ownerOf(sessionId);
-          if (key === owner && only === null) writeSessionRow(st, state, key, sessionId, entry, updatedAt, ctx.agentId);
-          if (st.hasSession.get(sessionId) === undefined) {
-            // Written when its session row exists (pass 3), or never when a newer DB row kept it out.
-            if (only === null && key !== owner) state.deferred.add(key);
-            continue;
+  // One pass per agent the keys name (almost always just the source's own): each writes that agent's database.
+  const writeAgent = (agent: string): void => {
+    const st = statementsOf(agent);
+    const main = mainSessionKey(agent);
+    // Most sessions have one key, which owns the row; the owner of a shared session is decided once per agent.
+    const shared = new Map<string, string>();
+    const ownerOf = (sessionId: string): string => {
+      const keys = index.keysBySession.get(sessionId)!;
+      if (typeof keys === "string") return keys;
+      let owner = shared.get(sessionId);
+      if (owner === undefined) shared.set(sessionId, (owner = ownerKey(sessionKeys(index, sessionId).filter((k) => agentOf(k) === agent), index, agent)));
+      return owner;
+    };
+    const state: WriteState = { rows, keptNewer: 0, deferred: new Set() };
+
+    // Pass 2: the winning members, one at a time. Pass 3 (rare): keys whose session row came later in the file.
+    const writePass = (only: Set<string> | null): void => {
+      const wanted = (i: number, rawKey: string): string[] => keysOfMember(index, i, rawKey, scanOptions).filter((k) => agentOf(k) === agent && (only === null || only.has(k)));
+      const read = streamObjectMembers(
+        source.path,
+        (m) => {
+          if (m.text === undefined) return;
+          // The member lets go of its text: a large one must be collectable once SQLite has its own copy.
+          const text = takeText(m);
+          const keys = wanted(m.index, m.key);
+          const sessionId = (m.fields.sessionId as string).trim();
+          // The projection reads only a few small fields; the entry itself streams into entry_json as bytes.
+          const entry = normalizeLegacyEntry({ ...m.fields, sessionId });
+          const updatedAt = entryUpdatedAt(m.fields.updatedAt, fallback);
+          for (const key of keys) {
+            const owner = ownerOf(sessionId);
+            if (key === owner && only === null) writeSessionRow(st, state, key, sessionId, entry, updatedAt, agent);
+            if (st.hasSession.get(sessionId) === undefined) {
+              // Written when its session row exists (pass 3), or never when a newer DB row kept it out.
+              if (only === null && key !== owner) state.deferred.add(key);
+              continue;
+            }
+            writeKeyRows(st, state, key, sessionId, entry, text, updatedAt, owner === main && key !== owner);
           }
-          writeKeyRows(st, state, key, sessionId, entry, text, updatedAt, owner === main && key !== owner);
-        }
-      },
-      {
-        expected: "an object mapping session keys to entries",
-        serialize: (i, rawKey) =>
-          wanted(i, rawKey).length === 0
-            ? null
-            : { omit: ENTRY_JSON_OMITTED, keep: KEPT, tail: (fields) => entryJsonTail(fields, String(fields.sessionId).trim(), entryUpdatedAt(fields.updatedAt, fallback)) },
-      },
-    );
-    if (read.sha256 !== index.sha256) throw new OperationError("source_changed", `${source.path} changed while it was imported; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
+        },
+        {
+          expected: "an object mapping session keys to entries",
+          serialize: (i, rawKey) =>
+            wanted(i, rawKey).length === 0
+              ? null
+              : { omit: ENTRY_JSON_OMITTED, keep: KEPT, tail: (fields) => entryJsonTail(fields, String(fields.sessionId).trim(), entryUpdatedAt(fields.updatedAt, fallback)) },
+        },
+      );
+      if (read.sha256 !== index.sha256) throw new OperationError("source_changed", `${source.path} changed while it was imported; re-run \`doctor --fix\` to import the new content.`, { path: source.path });
+    };
+    writePass(null);
+    if (state.deferred.size > 0) {
+      const later = state.deferred;
+      state.deferred = new Set();
+      writePass(later);
+    }
+    keptNewer += state.keptNewer;
   };
-  writePass(null);
-  if (state.deferred.size > 0) {
-    const later = state.deferred;
-    state.deferred = new Set();
-    writePass(later);
-  }
+  const routed = routedKeys(index, ctx.agentId);
+  writeAgent(ctx.agentId);
+  for (const agent of routed.keys()) writeAgent(agent);
 
+  const main = mainSessionKey(ctx.agentId);
   const notes = [...index.duplicates];
   if (index.seededMainFrom) notes.push(`seeded ${main} from the newest direct entry ${JSON.stringify(index.seededMainFrom)}`);
-  if (state.keptNewer > 0) notes.push(`${state.keptNewer} row(s) kept as they were: the database holds newer data`);
+  for (const [agent, keys] of routed) notes.push(`filed ${keys.length} key(s) naming agent "${agent}" in that agent's database`);
+  if (keptNewer > 0) notes.push(`${keptNewer} row(s) kept as they were: the database holds newer data`);
   return {
     records: index.rawCount,
-    rows: state.rows,
+    rows,
     skipped: index.skipped,
     warnings: index.warnings,
     notes,
@@ -314,15 +380,19 @@ function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportC
   };
 }
 
-/** Re-reads the index (still in place before retirement): every key has an entry and a route, every session a row. */
+/** Re-reads the index (still in place before retirement): every key has an entry and a route, every session a row, in the database of the agent the key names. */
 function verify(db: AgentDatabase, source: PlannedSource, _expected: ImportCounts, ctx: AgentImportContext): string | null {
   const index = scanIndex(source.path, { agentId: ctx.agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: fileMtime(source.path), mainKeyExists: true, seedMainKey: false });
-  const st = indexStatements(db);
+  const statementsOf = statementsFor(db, source, ctx);
   const missing: string[] = [];
   for (const sessionId of index.keysBySession.keys()) {
-    if (st.hasSession.get(sessionId) === undefined) missing.push(`session ${sessionId}`);
+    const agents = new Set(sessionKeys(index, sessionId).map((k) => keyAgentOf(k, ctx.agentId)));
+    for (const agent of agents) {
+      if (statementsOf(agent).hasSession.get(sessionId) === undefined) missing.push(`session ${sessionId}${agent === ctx.agentId ? "" : ` (agent ${agent})`}`);
+    }
   }
   for (const key of index.winners.keys()) {
+    const st = statementsOf(keyAgentOf(key, ctx.agentId));
     if (st.entryUpdatedAt.get(key) === undefined) missing.push(`entry ${key}`);
     if (st.routeUpdatedAt.get(key) === undefined) missing.push(`route ${key}`);
   }

@@ -130,12 +130,25 @@ function linkedSessionId(s: PlannedSource, referenced: Set<string> | undefined):
   return null;
 }
 
+/**
+ * A transcript whose session the store's keys file under another agent (`agent:<other>:…`) goes to that agent's
+ * database with it, as OpenClaw 2026.9.6's doctor moves both; the file itself stays where it is until retired.
+ */
+function routeToKeyAgent(s: PlannedSource, routed: Map<string, string> | undefined): void {
+  if (routed === undefined) return;
+  const target = routed.get(s.sessionId!) ?? routed.get(fileStem(s.path));
+  if (target === undefined || target === s.agentId) return;
+  s.notes.push(`filed under agent "${target}": the session index of agent "${s.agentId}" names its session with a key of that agent`);
+  s.agentId = target;
+}
+
 /** Index links, duplicate session ids within an agent, and transcripts nothing in this plan references. */
 function finalize(own: PlannedSource[], facts: PlanFacts): void {
   const orphans = new Set<PlannedSource>();
   for (const s of own) {
     if (s.action === "skip" || !s.sessionId) continue;
     // Detected from an agent's sessions dir: always has an agent.
+    routeToKeyAgent(s, facts.routedSessions.get(s.agentId!));
     const link = linkedSessionId(s, facts.referencedSessionIds.get(s.agentId!));
     if (link === null) orphans.add(s);
     else if (link.linkedFrom !== undefined) {

@@ -136,13 +136,18 @@ describe("upgradeAgentDb", () => {
   }, 60_000);
 
   it("names keys of another agent that the design-v1 file holds, and keeps them", async () => {
-    const source = await designV1("migration/agent-main-keys", "ops");
+    // Since issue 24 an import files such keys under their own agent; an earlier openclaw-state kept them in the
+    // store's agent, as this copy does.
+    const source = path.join(makeTempDir(), "earlier.sqlite");
+    fs.copyFileSync(await designV1("migration/agent-main-keys", "ops"), source);
+    execFileSync("sqlite3", ["-bail", source, "UPDATE session_routes SET session_key = 'agent:other:x' WHERE session_id = 's-ops-dm-newer'; UPDATE session_entries SET session_key = 'agent:other:x' WHERE session_id = 's-ops-dm-newer'; UPDATE sessions SET session_key = 'agent:other:x' WHERE session_id = 's-ops-dm-newer';"]);
     const target = path.join(makeTempDir(), "agent.sqlite");
     const result = upgradeAgentDb({ source, target, agentId: "ops" });
     const keys = cli(source, "SELECT session_key FROM session_routes ORDER BY session_key");
     expect(cli(target, "SELECT session_key FROM session_nodes ORDER BY session_key")).toEqual(keys);
     const foreign = keys.filter((k) => !(k.session_key as string).startsWith("agent:ops:"));
-    expect(result.notes.filter((n) => n.code === "agent.session.foreign-agent-key")).toHaveLength(foreign.length);
+    expect(foreign).toEqual([{ session_key: "agent:other:x" }]);
+    expect(result.notes.filter((n) => n.code === "agent.session.foreign-agent-key")).toHaveLength(1);
   }, 60_000);
 
   it("refuses a file that is not the design-document v1 agent format and leaves no target", () => {
