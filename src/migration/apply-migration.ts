@@ -4,7 +4,8 @@ import path from "node:path";
 import { describeError, SchemaFormatError, SQLITE_BUSY_MESSAGE } from "../core/errors.js";
 import { isOurFormat } from "../state/db-format.js";
 import { collectGarbage, releaseMemory } from "../core/heap.js";
-import { agentDbPath, isPathInside, type StatePaths } from "../state/paths.js";
+import { isPathInside, type StatePaths } from "../state/paths.js";
+import { agentBatches, attachRoutes, type AttachedRoutes } from "./agent-routes.js";
 import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { takePreMigrationBackup, type PreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
 import { brokenFromBackupError, findBrokenAgentDatabases, withoutBrokenAgents, type BrokenDatabase } from "./broken-databases.js";
@@ -181,47 +182,13 @@ function bindImporter(importer: SourceImporter, s: PlannedSource, ctx: ImportCon
   };
 }
 
-/** The databases of the other agents a source files rows under, attached to its agent's connection. */
-interface AttachedRoutes {
-  routes: Map<string, string>;
-  detach(): void;
-}
-
-/**
- * Attaches (creating and registering it if need be) each other agent's database a session index files keys under,
- * as `route_<n>`: ATTACH needs a fixed identifier, and an agent id from a legacy key is never one. Outside any
- * transaction (SQLite refuses ATTACH inside one); each file's WAL is synced before the source is retired.
- */
-function attachRoutes(state: RunState, agentDb: AgentDatabase, agents: readonly string[]): AttachedRoutes {
-  const { paths, global } = state.options;
-  const routes = new Map<string, string>();
-  const detach = (): void => {
-    for (const schema of routes.values()) agentDb.detach(schema);
-  };
-  try {
-    for (const [n, agentId] of agents.entries()) {
-      const broken = state.broken.find((b) => b.agentId === agentId);
-      if (broken) throw new Error(`its keys name agent "${agentId}", whose database ${broken.relativePath} cannot be opened (${broken.reason}); the file was left in place`);
-      openAgentDatabase(paths, agentId, { mode: "write", create: true, global }).close();
-      const file = agentDbPath(paths, agentId);
-      agentDb.attach(file, `route_${n}`, "agent");
-      routes.set(agentId, `route_${n}`);
-      state.retire.alsoSync(file);
-    }
-  } catch (error) {
-    detach();
-    throw error;
-  }
-  return { routes, detach };
-}
-
 /** Imports one source in its own transaction (rows + ledger row), verifies, then retires it. */
 function processSource(state: RunState, agentDb: AgentDatabase | null, s: PlannedSource, prepared: PreparedTranscript | null): SourceOutcome {
   if (s.action === "skip" || s.sourceKey === null) return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
   if (!s.routedAgents?.length || agentDb === null) return processSourceWith(state, agentDb, s, prepared, null);
   let attached: AttachedRoutes;
   try {
-    attached = attachRoutes(state, agentDb, s.routedAgents);
+    attached = attachRoutes({ paths: state.options.paths, global: state.options.global, broken: state.broken, retire: state.retire }, agentDb, s.routedAgents);
   } catch (error) {
     return outcomeOf(s, "failed", { reason: describeError(error) });
   }
@@ -624,26 +591,6 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
     ...(error ? { error } : {}),
   });
   return result;
-}
-
-/**
- * Agent-target sources grouped by the database they write, in plan order. When a session index files keys under
- * another agent, every agent's session indexes run first: a transcript that followed its session to that agent
- * then finds the session row there (instead of being taken for an orphan and given a placeholder).
- */
-function agentBatches(sources: readonly PlannedSource[]): Array<[string, PlannedSource[]]> {
-  const group = (list: readonly PlannedSource[]): Array<[string, PlannedSource[]]> => {
-    const byAgent = new Map<string, PlannedSource[]>();
-    for (const s of list) {
-      if (s.targetDatabase !== "agent" || s.agentId === null) continue;
-      const had = byAgent.get(s.agentId);
-      if (had) had.push(s);
-      else byAgent.set(s.agentId, [s]);
-    }
-    return [...byAgent];
-  };
-  if (!sources.some((s) => s.routedAgents?.length && s.action !== "skip")) return group(sources);
-  return [...group(sources.filter((s) => s.kind === "sessions-index")), ...group(sources.filter((s) => s.kind !== "sessions-index"))];
 }
 
 function processSourceSkipped(s: PlannedSource): SourceOutcome {
