@@ -4,8 +4,8 @@ import { needsBackup } from "../migration/apply-migration.js";
 import { importerFor } from "../migration/importers/index.js";
 import { planMergesInto } from "../migration/plan-migration.js";
 import { retirementOf } from "../migration/retire.js";
-import type { MigrationPlan, PlanAction, SourceKind } from "../migration/types.js";
-import type { StatePaths } from "../state/paths.js";
+import type { MigrationPlan, PlannedSource, PlanAction, SourceKind } from "../migration/types.js";
+import { agentDbPath, type StatePaths } from "../state/paths.js";
 import type { MigrationFixOptions, Repair } from "./types.js";
 
 /** The run id is only known when --fix starts: the dry run names the directory with this placeholder. */
@@ -17,6 +17,8 @@ export interface DryRunSource {
   action: PlanAction;
   /** The tables its rows go to. */
   tables: readonly string[];
+  /** The database files they are in, relative to the state dir (a session index naming other agents writes theirs too). */
+  databases: string[];
   /** Why it is skipped, or why the read-only pass knows its import will fail. */
   reason?: string;
   /** After its import commits: moved (to `retiredTo`), deleted, or left where it is (skipped, or its import will fail). */
@@ -55,7 +57,7 @@ export function doctorDryRun(paths: StatePaths, repairs: readonly Repair[], plan
     configKeys: migrates ? plan.config.keys.filter((k) => k.blocked === null).map((k) => ({ key: k.key, replacement: k.replacement })) : [],
     sources: migrates
       ? plan.sources.map((s) => {
-          const base = { relativePath: s.relativePath, kind: s.kind, action: s.action, tables: s.targetTables };
+          const base = { relativePath: s.relativePath, kind: s.kind, action: s.action, tables: s.targetTables, databases: databasesOf(paths, s) };
           if (s.action === "skip") return { ...base, reason: s.reason ?? "skipped", then: "left" as const };
           if (s.willFail !== undefined) return { ...base, reason: `will fail: ${s.willFail}`, then: "left" as const };
           const r = retirementOf(s, { stateDir: paths.stateDir, runId: DRY_RUN_ID, removeSources: fix.removeSources, deleteAfterBackup: importerFor(s.kind).retire === "delete-after-backup", backedUp });
@@ -63,4 +65,10 @@ export function doctorDryRun(paths: StatePaths, repairs: readonly Repair[], plan
         })
       : [],
   };
+}
+
+/** The database files a source's rows go into, relative to the state dir. */
+function databasesOf(paths: StatePaths, s: PlannedSource): string[] {
+  if (s.targetDatabase === "global" || s.agentId === null) return [path.relative(paths.stateDir, paths.globalDbPath)];
+  return [s.agentId, ...(s.routedAgents ?? [])].map((id) => path.relative(paths.stateDir, agentDbPath(paths, id)));
 }

@@ -89,6 +89,24 @@ describe("doctor --fix --dry-run", () => {
     expect(doc.dryRun).toMatchObject({ backup: { dir: `${stateDir}-backups` }, sources: [] });
   });
 
+  it("names the database each file's rows go into, another agent's too when a store's keys name it", async () => {
+    const { env, root } = makeTempState("migration/agent-main-keys");
+    const before = snapshotTree(root);
+    const dry = await runBin(["doctor", "--dry-run", "--json"], env);
+    expect(snapshotTree(root)).toEqual(before);
+    const sources = JSON.parse(dry.stdout).dryRun.sources as Array<DrySource & { databases: string[] }>;
+    const db = (agent: string): string => `agents/${agent}/agent/openclaw-agent.sqlite`;
+    expect(Object.fromEntries(sources.map((x) => [x.relativePath, x.databases]))).toEqual({
+      "agents/ops/sessions/sessions.json": [db("ops"), db("main"), db("other")],
+      "agents/ops/sessions/s-ops-main.jsonl": [db("ops")],
+      "agents/ops/sessions/s-ops-dm-newer.jsonl": [db("ops")],
+      "agents/ops/sessions/s-ops-dm.jsonl": [db("main")],
+      "agents/ops/sessions/s-other.jsonl": [db("other")],
+    });
+    const human = await runBin(["doctor", "--dry-run"], env);
+    expect(human.stdout).toMatch(/^ {2}import agents\/ops\/sessions\/s-ops-dm\.jsonl \(transcript → transcript_events, transcript_event_identities in agents\/main\/agent\/openclaw-agent\.sqlite\), then move it to /m);
+  });
+
   it("on a healthy state says --fix would change nothing", async () => {
     const { env, stateDir } = makeTempState();
     fs.mkdirSync(stateDir, { mode: 0o700 });
