@@ -127,6 +127,11 @@ describe("keys of another agent in an agent's store", () => {
     expect(rows(agentDbFile(paths, "main"), "SELECT json_extract(entry_json, '$.label') AS label, updated_at FROM session_entries")).toEqual([{ label: "runtime", updated_at: 9000 }]);
     const third = await migrate(paths);
     expect(third.run.sources).toEqual([]);
+    // The same file back once more: already imported, checked in every agent's database its keys name, retired.
+    fs.mkdirSync(path.join(paths.stateDir, "agents/ops/sessions"), { recursive: true });
+    fs.writeFileSync(path.join(paths.stateDir, "agents/ops/sessions/sessions.json"), JSON.stringify(store));
+    const fourth = await migrate(paths);
+    expect(fourth.run.sources.map((o) => [o.status, o.retired, o.notes.join(" ")])).toEqual([["already-imported", "moved", ""]]);
   });
 
   it("fails the index, left in place, when the agent its keys name has a database that cannot be opened", async () => {
