@@ -51,6 +51,14 @@ const FIXTURES = [
   "fixtures/migration/agent-main-keys",
   // State 2026.3.28 wrote with `agent --session-id` (fixtures/openclaw-2026.3.28/HOW.md): mixed-case ids, one unindexed.
   "fixtures/migration/session-id-flag",
+  // The root sessions/ of a tree whose default agent is not main: both file them under the default agent.
+  "fixtures/migration/default-agent-root-sessions",
+  // A restart sentinel 9.6 imports (a string threadId; it discards fixtures/migration/restart-sentinel's numeric one).
+  "fixtures/migration/restart-sentinel-string",
+  // Sandbox containers and browsers, under the registry kinds 9.6's runtime reads.
+  "fixtures/migration/sandbox-registry",
+  // APNs registrations in the form 2026.9.6's store reads (fixtures/migration/push itself is refused by 9.6's doctor).
+  "fixtures/migration/push-canonical",
   // Exploring: more trees for one run (comma-separated, relative to the repo), e.g. to look for unseen differences.
   ...(process.env.OPENCLAW_STATE_DIFF_EXTRA ?? "").split(",").map((t) => t.trim()).filter(Boolean),
 ];
@@ -88,8 +96,11 @@ const DERIVED_PREFIXES = ["session_transcript_fts", "standing_intents_fts"];
 
 /** Rows 9.6's doctor creates from defaults rather than from the legacy tree. */
 const RUNTIME_ROWS: Record<string, { where: string; why: string }> = {
-  cron_jobs: { where: "name <> 'heartbeat-main'", why: "9.6 seeds the default agent's heartbeat job" },
+  // By its declaration key, not its name: the seed is `heartbeat-<default agent>` (`heartbeat-work` when `work` is the
+  // default), and a legacy job that happens to be named `heartbeat-…` has no declaration key and stays compared.
+  cron_jobs: { where: "coalesce(declaration_key, '') NOT LIKE 'heartbeat:%'", why: "9.6 seeds the default agent's heartbeat job (declaration key `heartbeat:<agent>`)" },
   config_machine_state: { where: "state_key NOT IN ('plugins.installedIndex', 'config.lastTouchedAt')", why: "9.6 rebuilds the plugin index from manifests and stamps the config" },
+  gateway_restart_sentinel: { where: "sentinel_key <> 'revision-floor'", why: "9.6's sentinel writer keeps a `revision-floor` row beside the sentinel (its revision bookkeeping; absent, its runtime starts from none)" },
   diagnostic_events: { where: "event_key LIKE 'legacy:%'", why: "9.6's doctor logs its own run (config-audit/config-snapshot rows of its own writes); the legacy: rows are the imported logs" },
 };
 
@@ -291,6 +302,27 @@ const KNOWN: Record<string, Record<string, string>> = {
     "session_nodes[agent:main:recovered:s-lost].display_name": TITLE_REPAIR,
     "session_nodes[agent:main:recovered:s-lost].entry_json.displayName": TITLE_REPAIR,
     "session_windows[S-Lost].display_name": TITLE_REPAIR,
+  },
+  "fixtures/migration/default-agent-root-sessions": {
+    "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",
+    ...titled("agent:work:main", "s-root"),
+  },
+  "fixtures/migration/model-catalogs": {
+    // Only the row 9.6 adds is left out: this tree's other config_machine_state row (auth.sharedStore) is compared.
+    config_machine_state:
+      "9.6's doctor copies a models.json provider's plaintext apiKey into the shared auth store as `openrouter:default` (its doctor-model-catalog-credentials repair, the catalog value left active); ours leaves models.json live, where 9.6's runtime reads the key, and 9.6's own doctor --fix makes the same copy on our output (docs/migration.md)",
+  },
+  "fixtures/migration/sandbox-registry": {
+    "sandbox_registry_entries.updated_at": "9.6 stamps the moment its doctor imported the entry; ours the entry's lastUsedAtMs (else the file's mtime)",
+    ...Object.fromEntries(
+      ["backend_id", "runtime_label", "config_label_kind"].map((c) => [
+        `sandbox_registry_entries[container, openclaw-sbx-main].${c}`,
+        "a container entry written before these fields existed: 9.6 stores NULL and defaults them when it reads the row (docker, the container name, Image); ours stores those defaults, so its lookup of a session's container by backend_id = 'docker' finds the row (docs/migration.md)",
+      ]),
+    ),
+  },
+  "fixtures/migration/restart-sentinel-string": {
+    "gateway_restart_sentinel[current].updated_at_ms": "the sentinel's revision: 9.6's writer stamps the moment its doctor wrote the row, ours the sentinel's own ts (any later write by its runtime takes max(now, revision + 1) either way)",
   },
   "fixtures/migration/delivery-queue": {
     delivery_queue_entries: "9.6 writes no row for an entry 72 h old or a failed one (it archives the file); we keep failed entries as failed rows, and stale ones held in the kept staging file",

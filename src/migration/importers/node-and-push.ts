@@ -98,6 +98,42 @@ export const webPushVapidKeysImporter = jsonRowsImporter({
   },
 });
 
+/**
+ * One legacy APNs registration as the row OpenClaw 2026.9.6's runtime accepts, or why it cannot be one. Its store
+ * reads every row through one schema (push-apns-store: loadApnsRegistrations) and throws on the first it rejects,
+ * so one unusable row would cost every device its push: a direct token must be 32–512 hex digits once `<>` and
+ * spaces are gone, a relay registration needs its handle, grant and installation id (printable ASCII) and the
+ * `official` distribution, both a topic (≤ 255) and a sandbox/production environment (a direct one defaults to
+ * sandbox, as 2026.9.6's import does). The node id is the map's key.
+ */
+function apnsRow(nodeId: string, r: Record<string, unknown>, mtimeMs: number): { values: Record<string, unknown> } | { reason: string } {
+  const transport = (str(r.transport) ?? "direct").toLowerCase();
+  if (transport !== "direct" && transport !== "relay") return { reason: `transport "${transport}" is neither direct nor relay` };
+  if (nodeId.length > 256) return { reason: "node id longer than 256 characters" };
+  const topic = str(r.topic);
+  if (topic === null || topic.length > 255) return { reason: "no topic (or one longer than 255 characters)" };
+  const env = str(r.environment)?.toLowerCase() ?? (transport === "direct" ? "sandbox" : null);
+  if (env !== "sandbox" && env !== "production") return { reason: "environment is neither sandbox nor production" };
+  const updatedAt = ms(r.updatedAtMs);
+  const base = { node_id: nodeId, transport, topic, environment: env, updated_at_ms: updatedAt !== null && Number.isSafeInteger(updatedAt) && updatedAt >= 0 ? updatedAt : mtimeMs };
+  if (transport === "direct") {
+    const token = typeof r.token === "string" ? r.token.replace(/[<>\s]/g, "").toLowerCase() : "";
+    if (!/^[0-9a-f]{32,512}$/.test(token)) return { reason: "its device token is not 32 to 512 hex digits" };
+    return { values: { ...base, token, relay_handle: null, send_grant: null, installation_id: null, distribution: null, token_debug_suffix: null } };
+  }
+  const ascii = (v: unknown, max: number): string | null => {
+    const t = typeof v === "string" ? v.trim() : "";
+    return t.length > 0 && t.length <= max && !/[^\x21-\x7e]/.test(t) ? t : null;
+  };
+  const relayHandle = ascii(r.relayHandle, 256);
+  const sendGrant = ascii(r.sendGrant, 1024);
+  const installationId = ascii(r.installationId, 256);
+  if (relayHandle === null || sendGrant === null || installationId === null) return { reason: "a relay registration without a usable relayHandle, sendGrant and installationId" };
+  if (str(r.distribution)?.toLowerCase() !== "official") return { reason: 'a relay registration whose distribution is not "official"' };
+  const suffix = typeof r.tokenDebugSuffix === "string" ? r.tokenDebugSuffix.trim().toLowerCase().replace(/[^0-9a-z]/g, "").slice(-8) : "";
+  return { values: { ...base, token: null, relay_handle: relayHandle, send_grant: sendGrant, installation_id: installationId, distribution: "official", token_debug_suffix: suffix || null } };
+}
+
 export const apnsRegistrationsImporter = jsonRowsImporter({
   kind: "apns-registrations",
   label: { one: "legacy APNs registration file", many: "legacy APNs registration files", records: "registrations" },
@@ -108,29 +144,21 @@ export const apnsRegistrationsImporter = jsonRowsImporter({
     const map = isObject(v) && isObject(v.registrationsByNodeId) ? v.registrationsByNodeId : null;
     if (!map) throw shapeError(source.path, 'an object with a "registrationsByNodeId" map', v);
     const rows: RowSpec[] = [];
-    let skipped = 0;
+    const warnings: string[] = [];
+    let notObjects = 0;
     for (const [key, r] of Object.entries(map)) {
       const nodeId = str(key) ?? (isObject(r) ? str(r.nodeId) : null);
       if (!isObject(r) || nodeId === null) {
-        skipped += 1;
+        notObjects += 1;
         continue;
       }
-      rows.push(
-        row("apns_registrations", ["node_id"], {
-          node_id: nodeId,
-          transport: (str(r.transport) ?? "direct").toLowerCase(),
-          token: typeof r.token === "string" ? r.token.replace(/[<>\s]/g, "").toLowerCase() || null : null,
-          relay_handle: str(r.relayHandle),
-          send_grant: str(r.sendGrant),
-          installation_id: str(r.installationId),
-          topic: str(r.topic),
-          environment: str(r.environment)?.toLowerCase() ?? null,
-          distribution: str(r.distribution)?.toLowerCase() ?? null,
-          token_debug_suffix: str(r.tokenDebugSuffix),
-          updated_at_ms: ms(r.updatedAtMs) || source.mtimeMs,
-        }),
-      );
+      const built = apnsRow(nodeId, r, source.mtimeMs);
+      // Named by its node id only: the token and grant are secrets. The retired file keeps the registration.
+      if ("reason" in built) warnings.push(`APNs registration of node ${JSON.stringify(nodeId)} skipped: ${built.reason} (OpenClaw cannot push to it; the retired file keeps it)`);
+      else rows.push(row("apns_registrations", ["node_id"], built.values));
     }
-    return { records: Object.keys(map).length, rows, skipped, ...(skipped ? { warnings: [`${skipped} registration(s) that are not objects were skipped`] } : {}) };
+    if (notObjects) warnings.unshift(`${notObjects} registration(s) that are not objects were skipped`);
+    const skipped = Object.keys(map).length - rows.length;
+    return { records: Object.keys(map).length, rows, skipped, ...(warnings.length ? { warnings } : {}) };
   },
 });

@@ -66,13 +66,43 @@ describe("node host config and push", () => {
     expect(endpointHash("https://push.example.com/send/abc")).toMatch(/^[0-9a-f]{32}$/);
     expect(rows(paths.globalDbPath, "SELECT key_id, public_key, private_key, subject FROM web_push_vapid_keys")).toEqual([{ key_id: "default", public_key: "BPUBLIC-VAPID-KEY", private_key: "vapid-PLANTED-PRIVATE-KEY", subject: "mailto:ops@example.com" }]);
     expect(rows(paths.globalDbPath, "SELECT node_id, transport, token, relay_handle, send_grant, installation_id, topic, environment, distribution, token_debug_suffix, updated_at_ms FROM apns_registrations ORDER BY node_id")).toEqual([
-      { node_id: "ios-1", transport: "direct", token: "abcdef0123456789abcdef0123456789planted", relay_handle: null, send_grant: null, installation_id: null, topic: "ai.openclaw.ios", environment: "sandbox", distribution: null, token_debug_suffix: null, updated_at_ms: 1767000002000 },
+      { node_id: "ios-1", transport: "direct", token: "abcdef0123456789abcdef0123456789deadbeef0badc0de", relay_handle: null, send_grant: null, installation_id: null, topic: "ai.openclaw.ios", environment: "sandbox", distribution: null, token_debug_suffix: null, updated_at_ms: 1767000002000 },
       { node_id: "ios-2", transport: "relay", token: null, relay_handle: "relay-h", send_grant: "grant-PLANTED-SECRET", installation_id: "inst-1", topic: "ai.openclaw.ios", environment: "production", distribution: "official", token_debug_suffix: "abcd1234", updated_at_ms: 1767000003000 },
     ]);
     expectLedger(paths, run, "web-push-subscriptions", "web_push_subscriptions", { "push/web-push-subscriptions.json": 2 });
     expectLedger(paths, run, "web-push-vapid-keys", "web_push_vapid_keys", { "push/vapid-keys.json": 1 });
     expectLedger(paths, run, "apns-registrations", "apns_registrations", { "push/apns-registrations.json": 2 });
     await expectReimportIdempotent(paths, run);
+  });
+
+  it("imports only APNs registrations OpenClaw 2026.9.6's store can read, in its canonical form; the others are named and kept in the file", async () => {
+    // Its runtime loads every row through one schema and throws on the first it rejects: one such row would stop
+    // every device's push (push-apns-store: loadApnsRegistrations).
+    const { paths, stateDir } = makeTempState();
+    fs.mkdirSync(path.join(stateDir, "push"), { recursive: true });
+    const token = "A".repeat(64);
+    fs.writeFileSync(
+      path.join(stateDir, "push/apns-registrations.json"),
+      JSON.stringify({
+        registrationsByNodeId: {
+          "ios-ok": { nodeId: "ios-ok", token: `<${token.slice(0, 32)} ${token.slice(32)}>`, topic: " ai.openclaw.ios ", updatedAtMs: 0 },
+          "ios-not-hex": { nodeId: "ios-not-hex", transport: "direct", token: "not-a-hex-token-SECRET-0123456789abcdef", topic: "ai.openclaw.ios", environment: "sandbox", updatedAtMs: 5 },
+          "ios-no-topic": { nodeId: "ios-no-topic", token, environment: "production", updatedAtMs: 6 },
+          "relay-ok": { transport: "relay", relayHandle: "h", sendGrant: "g", installationId: "i", topic: "t", environment: "Production", distribution: "Official", tokenDebugSuffix: " ab-CD-1234567890 ", updatedAtMs: 7 },
+          "relay-beta": { transport: "relay", relayHandle: "h", sendGrant: "g", installationId: "i", topic: "t", environment: "production", distribution: "beta", updatedAtMs: 8 },
+          "relay-bad-env": { transport: "relay", relayHandle: "h", sendGrant: "g", installationId: "i", topic: "t", distribution: "official", updatedAtMs: 9 },
+        },
+      }),
+    );
+    const { run } = await migrate(paths);
+    expect(rows(paths.globalDbPath, "SELECT node_id, transport, token, topic, environment, distribution, token_debug_suffix, updated_at_ms FROM apns_registrations ORDER BY node_id")).toEqual([
+      { node_id: "ios-ok", transport: "direct", token: "a".repeat(64), topic: "ai.openclaw.ios", environment: "sandbox", distribution: null, token_debug_suffix: null, updated_at_ms: 0 },
+      { node_id: "relay-ok", transport: "relay", token: null, topic: "t", environment: "production", distribution: "official", token_debug_suffix: "34567890", updated_at_ms: 7 },
+    ]);
+    const source = run.sources.find((o) => o.kind === "apns-registrations")!;
+    expect(source.status).toBe("warning");
+    expect(source.warnings.join("\n")).not.toMatch(/SECRET/);
+    expect(source.warnings.map((w) => /node "([^"]+)"/.exec(w)?.[1])).toEqual(["ios-not-hex", "ios-no-topic", "relay-beta", "relay-bad-env"]);
   });
 });
 
@@ -226,7 +256,7 @@ describe("never-shipped sidecar databases", () => {
 });
 
 describe("secrets in the new kinds", () => {
-  const PLANTED = ["PAIRCODE-PLANTED", "nodetok-PLANTED", "auth-PLANTED", "vapid-PLANTED", "grant-PLANTED", "0123456789PLANTED"];
+  const PLANTED = ["PAIRCODE-PLANTED", "nodetok-PLANTED", "auth-PLANTED", "vapid-PLANTED", "grant-PLANTED", "deadbeef0badc0de", "DEADBEEF 0BADC0DE"];
 
   it("never reach stdout, stderr, --json, the run report or the ledger, also when a file fails", async () => {
     const { env, paths, stateDir } = makeTempState("migration/push");

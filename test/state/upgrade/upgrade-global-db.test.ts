@@ -97,6 +97,24 @@ describe("upgradeGlobalDb", () => {
     expect(result.notes.map((n) => n.code)).toContain("global.auth.empty-store");
   });
 
+  it("puts the restart sentinel under the one key OpenClaw 2026.9.6 reads ('current', its RESTART_SENTINEL_KEY)", async () => {
+    const { state, source, target } = await designV1("migration/restart-sentinel");
+    upgradeGlobalDb({ source, target, stateDir: state.stateDir });
+    expect(cli(source, "SELECT sentinel_key FROM gateway_restart_sentinel")).toEqual([{ sentinel_key: "default" }]);
+    // A numeric threadId (2026.9.6's doctor discards such a file) is kept as the text its runtime reads.
+    expect(cli(target, "SELECT sentinel_key, kind, status, thread_id, session_key FROM gateway_restart_sentinel")).toEqual([
+      { sentinel_key: "current", kind: "config-apply", status: "ok", thread_id: "42", session_key: "agent:main:whatsapp:dm:+15555550123" },
+    ]);
+  });
+
+  it("names sandbox registry kinds as OpenClaw 2026.9.6 reads them ('container', 'browser'; design-v1 names them after the files)", async () => {
+    const { state, source, target } = await designV1("migration/sandbox-registry");
+    upgradeGlobalDb({ source, target, stateDir: state.stateDir });
+    const kinds = (file: string): string[] => cli<{ k: string }>(file, "SELECT registry_kind || '/' || container_name AS k FROM sandbox_registry_entries ORDER BY k").map((r) => r.k);
+    expect(kinds(source)).toEqual(["browsers/openclaw-sbx-browser-main", "browsers/openclaw-sbx-browser-ops", "containers/openclaw-sbx-main", "containers/openclaw-sbx-ops"]);
+    expect(kinds(target)).toEqual(["browser/openclaw-sbx-browser-main", "browser/openclaw-sbx-browser-ops", "container/openclaw-sbx-main", "container/openclaw-sbx-ops"]);
+  });
+
   it("copies the same-meaning tables of the kitchen sink and names every row it cannot map", async () => {
     const { state, source, target } = await designV1("migration/kitchen-sink");
     const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir });
