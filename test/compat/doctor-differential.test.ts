@@ -53,6 +53,13 @@ const FIXTURES = [
   "fixtures/migration/session-id-flag",
   // The root sessions/ of a tree whose default agent is not main: both file them under the default agent.
   "fixtures/migration/default-agent-root-sessions",
+  // Unnamed jobs named from their payload or schedule; default and explicit cron staggers.
+  "fixtures/migration/cron-unnamed",
+  "fixtures/migration/cron-stagger",
+  // Legacy cron shapes: string booleans, an at job, run-log lines without `action`.
+  "fixtures/migration/cron-legacy",
+  // Workspace setup state of the default workspace and of a workspace-<id> dir no configured agent names.
+  "fixtures/migration/workspace-state",
   // A restart sentinel 9.6 imports (a string threadId; it discards fixtures/migration/restart-sentinel's numeric one).
   "fixtures/migration/restart-sentinel-string",
   // Sandbox containers and browsers, under the registry kinds 9.6's runtime reads.
@@ -147,6 +154,8 @@ const LAST_PROVIDER = "9.6's doctor does not rename lastProvider/room on import 
 const NEXT_RUN = "9.6's doctor runs its scheduler and stores nextRunAtMs for a job with no state; ours leaves it to the scheduler, which computes it when the gateway loads the job";
 /** docs/migration.md, "Where we differ": legacy cron fields nothing reads, kept in job_json by ours. */
 const CRON_KEPT = "9.6's doctor strips a legacy job's top-level command/timeout (and a systemEvent job's channel/to); ours keeps each unused one in job_json";
+/** docs/migration.md, "Where we differ": `"enabled": "false"` in a legacy job. */
+const CRON_STRING_FLAG = "a legacy job's `\"enabled\": \"false\"`: 9.6's doctor sets every non-boolean enabled to true and so enables it; ours reads the string as 9.6's own job normalizer (parseBoolean) does and keeps it disabled";
 const nextRuns = (jobs: string[]): Record<string, string> => Object.fromEntries(jobs.map((j) => [`cron_jobs[<state>/cron/jobs.json, ${j}].state_json.nextRunAtMs`, NEXT_RUN]));
 /** Title repair (TITLE_REPAIR) of one session: its node, entry and current window. */
 const titled = (key: string, window: string): Record<string, string> => ({
@@ -320,6 +329,33 @@ const KNOWN: Record<string, Record<string, string>> = {
         "a container entry written before these fields existed: 9.6 stores NULL and defaults them when it reads the row (docker, the container name, Image); ours stores those defaults, so its lookup of a session's container by backend_id = 'docker' finds the row (docs/migration.md)",
       ]),
     ),
+  },
+  "fixtures/migration/cron-legacy": {
+    cron_jobs: "9.6 quarantines the jobs whose schedule has no kind (`{cron}`) or is only top-level fields (`everyMs`) as invalid; ours imports them (docs/migration.md), so only legacy-at is compared",
+    task_runs: "9.6 reads a run-log line only with `action: \"finished\"` (its cronRunLogEntrySchema) and so imports none of this log's; ours imports every complete line (docs/migration.md)",
+    ...nextRuns(["legacy-at"]),
+    "cron_jobs[<state>/cron/jobs.json, legacy-at].enabled": CRON_STRING_FLAG,
+    "cron_jobs[<state>/cron/jobs.json, legacy-at].job_json.enabled": CRON_STRING_FLAG,
+    "cron_jobs[<state>/cron/jobs.json, legacy-at].schedule_identity.enabled": CRON_STRING_FLAG,
+    "cron_jobs[<state>/cron/jobs.json, legacy-at].job_json.deleteAfterRun": "an `at` job without deleteAfterRun: 9.6's doctor leaves it unset; ours sets it true, as 9.6's own job normalizer (applyDefaults) does for a new at job (docs/migration.md)",
+    "cron_jobs[<state>/cron/jobs.json, legacy-at].sort_order": "its position counts the jobs 9.6 quarantined",
+  },
+  "fixtures/migration/cron-stagger": {
+    cron_jobs: "9.6 quarantines the job whose schedule has no kind (`{cron}`) as invalid; ours imports it (docs/migration.md), so the positions after it differ too",
+    ...nextRuns(["every-2h", "six-field", "hour-list", "daily-9", "quarter-past", "explicit", "explicit-zero", "string-stagger", "fraction-stagger", "bad-stagger", "negative-string", "string-schedule", "interval"]),
+    "cron_jobs[<state>/cron/jobs.json, interval].job_json.schedule.staggerMs": "an `every` schedule's staggerMs, which only a cron schedule uses: 9.6's doctor drops it, ours keeps the unused value in job_json (docs/migration.md)",
+    "cron_jobs[<state>/cron/jobs.json, string-schedule].sort_order": "its position counts the job 9.6 quarantined",
+    "cron_jobs[<state>/cron/jobs.json, interval].sort_order": "its position counts the job 9.6 quarantined",
+  },
+  "fixtures/migration/cron-unnamed": {
+    cron_jobs: "9.6 quarantines the job whose schedule is only top-level fields as invalid; ours imports it (docs/migration.md)",
+    ...nextRuns(["system-text", "long-message", "top-level-message", "lowercase-kind", "string-interval", "blank-name", "trimmed-name", "numeric-name", "long-expr"]),
+    "cron_jobs[<state>/cron/jobs.json, one-shot].job_json.deleteAfterRun": "an `at` job without deleteAfterRun: 9.6's doctor leaves it unset; ours sets it true, as 9.6's own job normalizer (applyDefaults) does for a new at job (docs/migration.md)",
+  },
+  "fixtures/migration/workspace-state": {
+    // The tree has no config: its only agent is main, and workspace-ops/ belongs to no configured agent.
+    workspace_setup_state: "9.6 reads the workspace-state of configured agents' workspaces only; ours also imports a `workspace-<id>` dir of the state dir no configured agent names (keyed by its path, where 9.6 looks once that agent is configured; docs/migration.md)",
+    workspace_path_aliases: "the path alias of that extra workspace, written with its setup state",
   },
   "fixtures/migration/restart-sentinel-string": {
     "gateway_restart_sentinel[current].updated_at_ms": "the sentinel's revision: 9.6's writer stamps the moment its doctor wrote the row, ours the sentinel's own ts (any later write by its runtime takes max(now, revision + 1) either way)",

@@ -121,6 +121,8 @@ function coercePayload(raw: Obj, top: Obj): Obj | null {
     delete next.provider;
   }
   if (next.kind !== "agentTurn" && next.kind !== "systemEvent") return null;
+  // As 2026.9.6's payload normalizer (normalizeCronPayload): the message or event text is stored trimmed.
+  for (const field of ["message", "text"]) if (typeof next[field] === "string") next[field] = (next[field] as string).trim();
   return next;
 }
 

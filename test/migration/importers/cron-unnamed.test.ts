@@ -41,6 +41,8 @@ describe("unnamed cron jobs (fixture cron-unnamed)", () => {
     const byId = new Map(all.map((r) => [String(r.job_id), JSON.parse(String(r.job_json)) as Row]));
     expect(byId.get("top-level-message")).toMatchObject({ name: "Cron: 45 6 * * *", payload: { kind: "agentTurn", message: "Plan my day" } });
     expect(byId.get("trimmed-name")!.name).toBe("Daily report");
+    // The event text itself is stored trimmed, as 2026.9.6's payload normalizer stores it (the name came from it first).
+    expect(byId.get("system-text")!.payload).toEqual({ kind: "systemEvent", text: "Check the mail  \nthen the calendar" });
     const source = run.sources.find((s) => s.kind === "cron-jobs")!;
     expect(source.notes[0]).toMatch(/name inferred/);
     expect(source.warnings).toContain('job "numeric-name": its name 42 is not text; named as OpenClaw names a job without one (the retired file keeps it)');
