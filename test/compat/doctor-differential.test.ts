@@ -53,6 +53,12 @@ const FIXTURES = [
   "fixtures/migration/session-id-flag",
   // The root sessions/ of a tree whose default agent is not main: both file them under the default agent.
   "fixtures/migration/default-agent-root-sessions",
+  // Trees both doctors import alike (found with OPENCLAW_STATE_DIFF_EXTRA), one per family: odd session keys, a root
+  // store seeding agent:main:main, conversation bindings, media files.
+  "fixtures/migration/canonical-keys",
+  "fixtures/migration/main-seeding-root",
+  "fixtures/migration/conversation-bindings",
+  "fixtures/migration/media",
   // Unnamed jobs named from their payload or schedule; default and explicit cron staggers.
   "fixtures/migration/cron-unnamed",
   "fixtures/migration/cron-stagger",
@@ -62,6 +68,8 @@ const FIXTURES = [
   "fixtures/migration/workspace-state",
   // A restart sentinel 9.6 imports (a string threadId; it discards fixtures/migration/restart-sentinel's numeric one).
   "fixtures/migration/restart-sentinel-string",
+  // A plaintext apiKey in models.json, which 9.6's doctor also copies into the auth store.
+  "fixtures/migration/model-catalogs",
   // Sandbox containers and browsers, under the registry kinds 9.6's runtime reads.
   "fixtures/migration/sandbox-registry",
   // APNs registrations in the form 2026.9.6's store reads (fixtures/migration/push itself is refused by 9.6's doctor).
