@@ -15,7 +15,7 @@ export interface DryRunSource {
   relativePath: string;
   kind: SourceKind;
   action: PlanAction;
-  /** The tables its rows go to. */
+  /** Where its rows end up in OpenClaw 2026.9.6's format: tables, `config_machine_state (<key>)` rows, file patterns. */
   tables: readonly string[];
   /** The database files they are in, relative to the state dir (a session index naming other agents writes theirs too). */
   databases: string[];
@@ -57,7 +57,7 @@ export function doctorDryRun(paths: StatePaths, repairs: readonly Repair[], plan
     configKeys: migrates ? plan.config.keys.filter((k) => k.blocked === null).map((k) => ({ key: k.key, replacement: k.replacement })) : [],
     sources: migrates
       ? plan.sources.map((s) => {
-          const base = { relativePath: s.relativePath, kind: s.kind, action: s.action, tables: s.targetTables, databases: databasesOf(paths, s) };
+          const base = { relativePath: s.relativePath, kind: s.kind, action: s.action, tables: s.openclawTables, databases: databasesOf(paths, s) };
           if (s.action === "skip") return { ...base, reason: s.reason ?? "skipped", then: "left" as const };
           if (s.willFail !== undefined) return { ...base, reason: `will fail: ${s.willFail}`, then: "left" as const };
           const r = retirementOf(s, { stateDir: paths.stateDir, runId: DRY_RUN_ID, removeSources: fix.removeSources, deleteAfterBackup: importerFor(s.kind).retire === "delete-after-backup", backedUp });
@@ -69,6 +69,8 @@ export function doctorDryRun(paths: StatePaths, repairs: readonly Repair[], plan
 
 /** The database files a source's rows go into, relative to the state dir. */
 function databasesOf(paths: StatePaths, s: PlannedSource): string[] {
+  // Rows written back as files (media, model catalogs) end in no database.
+  if (s.openclawTables.length > 0 && s.openclawTables.every((t) => t.includes("/"))) return [];
   if (s.targetDatabase === "global" || s.agentId === null) return [path.relative(paths.stateDir, paths.globalDbPath)];
   return [s.agentId, ...(s.routedAgents ?? [])].map((id) => path.relative(paths.stateDir, agentDbPath(paths, id)));
 }

@@ -13,7 +13,11 @@ import { configuredMainKey, planConfig, readConfig } from "./legacy-config.js";
 import { takeLegacyInventory } from "./legacy-inventory.js";
 import { isCompactionCheckpointTranscript } from "./legacy-paths.js";
 import { failedSourceArchive, findLatestSourceByPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
+import { openclawDestinations } from "../state/upgrade/openclaw-destinations.js";
 import type { DetectContext, DetectedSource, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceImporter, SourceInspection, SourceKind } from "./types.js";
+
+/** Importers whose plugin_state_entries rows the upgrade files elsewhere by namespace (plugin-state-files.ts). */
+const STAGED_NAMESPACES: Partial<Record<SourceKind, string>> = { "config-audit": "config-audit" };
 
 export interface PlanMigrationOptions {
   paths: StatePaths;
@@ -202,8 +206,7 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       sha256: null,
       records: null,
       targetTable: importer.targetTable,
-      // Shared with the importer (read-only): one array per kind, not one per source.
-      targetTables: importer.targetTables,
+      openclawTables: openclawDestinations(importer.targetTables, { agentId: source.agentId, pluginNamespace: STAGED_NAMESPACES[importer.kind], optionalTables: importer.optionalTables }),
       sourceKey: null,
       targetDatabase: importer.target,
       action: "import",

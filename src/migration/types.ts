@@ -132,9 +132,13 @@ export interface PlannedSource {
   mtimeMs: number;
   sha256: string | null;
   records: number | null;
-  /** The table named in the idempotency key. */
+  /** The (staging) table named in the idempotency key. */
   targetTable: string;
-  targetTables: readonly string[];
+  /**
+   * Where its rows end up in OpenClaw 2026.9.6's format (tables, `config_machine_state (<key>)` rows, written-back
+   * file patterns), after the upgrade of the staging tables the importer writes (src/state/upgrade/openclaw-destinations.ts).
+   */
+  openclawTables: readonly string[];
   /** Idempotency key: sha256 over (kind, relative path, target table, sha256, size); null when unreadable. */
   sourceKey: string | null;
   /** The database its rows go to (`agent`: the agent's own; `global`: the control-plane DB). */
@@ -262,6 +266,8 @@ interface SourceImporterBase {
   readonly label: KindLabel;
   readonly targetTable: string;
   readonly targetTables: readonly string[];
+  /** Of targetTables, those only some files of the kind fill (the plan marks where they end as conditional). */
+  readonly optionalTables?: readonly string[];
   detect(ctx: DetectContext): DetectedSource[];
   inspect(source: DetectedSource, ctx: DetectContext): SourceInspection;
   /** Cross-source rules once every source is inspected (duplicate session ids, orphan notes). */

@@ -104,7 +104,7 @@ describe("doctor --fix --dry-run", () => {
       "agents/ops/sessions/s-other.jsonl": [db("other")],
     });
     const human = await runBin(["doctor", "--dry-run"], env);
-    expect(human.stdout).toMatch(/^ {2}import agents\/ops\/sessions\/s-ops-dm\.jsonl \(transcript → transcript_events, transcript_event_identities in agents\/main\/agent\/openclaw-agent\.sqlite\), then move it to /m);
+    expect(human.stdout).toMatch(/^ {2}import agents\/ops\/sessions\/s-ops-dm\.jsonl \(transcript → transcript_events, transcript_rewrite_watermarks, transcript_event_identities in agents\/main\/agent\/openclaw-agent\.sqlite\), then move it to /m);
   });
 
   it("on a healthy state says --fix would change nothing", async () => {

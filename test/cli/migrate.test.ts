@@ -21,7 +21,7 @@ describe("doctor shows the legacy plan", () => {
     const json = await runInProcess(["doctor", "--json"], env);
     const doc = JSON.parse(json.stdout);
     expect(doc.migration.plan.sources).toHaveLength(3);
-    expect(doc.migration.plan.sources[0]).toMatchObject({ kind: "sessions-index", action: "import", sha256: expect.stringMatching(/^[0-9a-f]{64}$/), records: 2, targetTables: expect.arrayContaining(["sessions"]), sizeBytes: 685, mtime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    expect(doc.migration.plan.sources[0]).toMatchObject({ kind: "sessions-index", action: "import", sha256: expect.stringMatching(/^[0-9a-f]{64}$/), records: 2, openclawTables: expect.arrayContaining(["session_nodes", "session_windows"]), sizeBytes: 685, mtime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
   });
 
   it("read-only doctor, migrate plan and migrate history leave the tree byte-for-byte unchanged", async () => {

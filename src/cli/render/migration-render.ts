@@ -116,7 +116,7 @@ export function renderPlanHuman(output: Output, plan: MigrationPlan): void {
     const problem = (x.action === "skip" && x.attention) || x.willFail !== undefined;
     if (!output.verbose && !problem) continue;
     const action = x.action === "skip" ? s.dim(x.action) : x.willFail ? s.red(`${x.action} (will fail)`) : x.action;
-    output.log(`  ${action} ${x.relativePath} ${s.dim(`(${formatBytes(x.sizeBytes)}, sha256 ${x.sha256?.slice(0, 12) ?? "-"}, → ${x.targetTables.join(", ")})`)}`);
+    output.log(`  ${action} ${x.relativePath} ${s.dim(`(${formatBytes(x.sizeBytes)}, sha256 ${x.sha256?.slice(0, 12) ?? "-"}, → ${x.openclawTables.join(", ") || "nothing kept"})`)}`);
     if (x.reason) output.log(s.dim(`      ${x.reason}`));
     for (const n of x.notes) output.log(s.dim(`      ${n}`));
   }

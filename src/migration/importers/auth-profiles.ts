@@ -96,6 +96,8 @@ export const authProfilesImporter: GlobalSourceImporter = {
   label: { one: "legacy auth profile store", many: "legacy auth profile stores", records: "profiles" },
   targetTable: "auth_profile_stores",
   targetTables: ["auth_profile_stores", "auth_profile_state"],
+  // Usage state (lastGood, usageStats) only where the file carries it.
+  optionalTables: ["auth_profile_state"],
   detect,
   inspect,
   import: importProfiles,

@@ -416,6 +416,8 @@ export const sessionsIndexImporter: AgentSourceImporter = {
   label: { one: "legacy session index", many: "legacy session indexes", records: "entries" },
   targetTable: "sessions",
   targetTables: ["sessions", "session_entries", "session_routes", "conversations", "session_conversations"],
+  // Conversations only for entries naming a delivery target.
+  optionalTables: ["conversations", "session_conversations"],
   detect,
   inspect,
   finalize,

@@ -1,0 +1,118 @@
+// The dry run names where each source's rows end in OpenClaw 2026.9.6's format: checked against what --fix then wrote.
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { createOpenclawDatabase } from "../../src/state/openclaw-database.js";
+import { CONDITIONAL, UPGRADE_OWN_DESTINATIONS } from "../../src/state/upgrade/openclaw-destinations.js";
+import { makeTempState, runBin } from "../helpers/temp-state.js";
+
+/** Filled by OpenClaw's own triggers when a row lands in the table named (its schema, openclaw-ddl.ts): named through it. */
+const TRIGGER_FILLED: Record<string, string> = { session_canonical_validation_pending: "session_nodes" };
+
+interface DrySource {
+  relativePath: string;
+  kind: string;
+  action: string;
+  tables: string[];
+}
+
+/** Every non-empty table of the state's databases, and each config_machine_state key as `config_machine_state (<key>)`. */
+function filled(stateDir: string, extra: string[] = []): Set<string> {
+  const files = [path.join(stateDir, "state", "openclaw.sqlite"), ...extra];
+  const agents = path.join(stateDir, "agents");
+  if (fs.existsSync(agents)) for (const id of fs.readdirSync(agents)) files.push(path.join(agents, id, "agent", "openclaw-agent.sqlite"));
+  const out = new Set<string>();
+  for (const file of files.filter((f) => fs.existsSync(f))) {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string }>).map((r) => r.name);
+      for (const t of tables) {
+        if ((db.prepare(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n === 0) continue;
+        if (t !== "config_machine_state") out.add(t);
+        else for (const k of db.prepare("SELECT state_key FROM config_machine_state").pluck().all() as string[]) out.add(`config_machine_state (${k})`);
+      }
+    } finally {
+      db.close();
+    }
+  }
+  return out;
+}
+
+const isFile = (d: string): boolean => d.includes("/");
+const conditional = (d: string): boolean => CONDITIONAL.test(d);
+const baseOf = (d: string): string => {
+  const plain = d.replace(CONDITIONAL, "");
+  return plain.startsWith("config_machine_state (") ? plain : plain.replace(/ \(.*\)$/, "");
+};
+/** A named destination covers an observed one: same table, or the same machine-state key (`<scope>` matches any tail). */
+function covers(named: string, seen: string): boolean {
+  const n = baseOf(named);
+  if (!n.includes("<")) return n === seen;
+  const prefix = n.slice(0, n.indexOf("<"));
+  return seen.startsWith(prefix) && seen.endsWith(")");
+}
+
+/** A file destination pattern (`media/<subdir>/<id>`, `agents/<id>/agent/models.json`) matched under the state dir. */
+function fileExists(stateDir: string, pattern: string): boolean {
+  const walk = (dir: string, parts: string[]): boolean => {
+    const [head, ...rest] = parts;
+    if (head === undefined) return fs.existsSync(dir) && fs.statSync(dir).isFile();
+    if (!head.startsWith("<")) return walk(path.join(dir, head), rest);
+    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return false;
+    return fs.readdirSync(dir).some((name) => walk(path.join(dir, name), rest));
+  };
+  return walk(stateDir, pattern.split("/"));
+}
+
+/**
+ * What holds rows with no legacy source at all: doctor --fix on an empty state dir (the global file), plus a new agent
+ * file in 9.6's format as its doctor creates one (an empty state has no agent, so its seeds are read off a fresh file).
+ */
+async function seededByRuntime(): Promise<Set<string>> {
+  const { env, root, stateDir } = makeTempState();
+  fs.mkdirSync(stateDir, { recursive: true });
+  const fix = await runBin(["doctor", "--fix", "--yes", "--json"], env);
+  expect(fix.code, fix.stderr).toBe(0);
+  const agentFile = path.join(root, "fresh-agent.sqlite");
+  createOpenclawDatabase({ path: agentFile, role: "agent", agentId: "main", now: Date.now() }).close();
+  return filled(stateDir, [agentFile]);
+}
+
+const FIXTURES = [
+  "legacy-state", "migration/kitchen-sink", "migration/cron", "migration/auth", "migration/devices", "migration/media",
+  "migration/model-catalogs", "migration/voicewake", "migration/small-state", "migration/workspace-state", "migration/plugin-index",
+  "migration/node-host", "migration/push", "migration/acp-session-meta", "migration/channel-pairing", "migration/conversation-bindings",
+];
+
+describe("dry-run destinations = where doctor --fix puts the rows (OpenClaw 2026.9.6's format)", () => {
+  let seeded: Promise<Set<string>> | undefined;
+  for (const fixture of FIXTURES) {
+    it(fixture, async () => {
+      seeded ??= seededByRuntime();
+      const own = await seeded;
+      const { env, stateDir } = makeTempState(fixture);
+      const dry = await runBin(["doctor", "--fix", "--dry-run", "--json"], env);
+      expect(dry.code, dry.stderr).toBe(0);
+      const sources = JSON.parse(dry.stdout).dryRun.sources as DrySource[];
+      const imported = sources.filter((s) => s.action !== "skip");
+      expect(imported.length).toBeGreaterThan(0);
+      const fix = await runBin(["doctor", "--fix", "--yes", "--json"], env);
+      expect(fix.code, fix.stderr).toBe(0);
+      const statuses = new Map((JSON.parse(fix.stdout).migration.run.sources as Array<{ relativePath: string; status: string }>).map((o) => [o.relativePath, o.status]));
+      const seen = filled(stateDir);
+      const named = sources.flatMap((s) => s.tables);
+      // Every table (or machine-state row) holding rows afterwards is named by some source, or is the runtime's or the upgrade's own.
+      const isNamed = (t: string): boolean => named.some((n) => covers(n, t));
+      const unnamed = [...seen].filter((t) => !own.has(t) && !UPGRADE_OWN_DESTINATIONS.includes(t) && !isNamed(t) && !(TRIGGER_FILLED[t] && isNamed(TRIGGER_FILLED[t]!)));
+      expect(unnamed, `filled but named by no source's plan`).toEqual([]);
+      // Every destination an imported source names holds rows (a file pattern: a file) afterwards, unless it is conditional.
+      for (const s of imported.filter((x) => statuses.get(x.relativePath) === "imported")) {
+        for (const d of s.tables.filter((t) => !conditional(t))) {
+          const there = isFile(d) ? fileExists(stateDir, d) : [...seen].some((t) => covers(d, t));
+          expect(there, `${s.relativePath} (${s.kind}) names ${d}, which holds nothing after --fix`).toBe(true);
+        }
+      }
+    }, 60_000);
+  }
+});

@@ -1,0 +1,23 @@
+// Every staging table an importer writes has a known OpenClaw 2026.9.6 destination; per-source rules hold.
+import { describe, expect, it } from "vitest";
+import { IMPORTERS } from "../../../src/migration/importers/index.js";
+import { openclawDestinations } from "../../../src/state/upgrade/openclaw-destinations.js";
+
+describe("openclawDestinations", () => {
+  it("knows every importer's staging tables", () => {
+    for (const i of IMPORTERS) expect(() => openclawDestinations(i.targetTables, { agentId: "main", optionalTables: i.optionalTables }), i.kind).not.toThrow();
+    expect(() => openclawDestinations(["no_such_table"], { agentId: null })).toThrow(/no_such_table/);
+  });
+
+  it("files main's auth store as the shared machine-state row and another agent's in its own table", () => {
+    expect(openclawDestinations(["auth_profile_stores"], { agentId: "main" })).toEqual(["config_machine_state (authProfiles.store)"]);
+    expect(openclawDestinations(["auth_profile_stores", "auth_profile_state"], { agentId: "work", optionalTables: ["auth_profile_state"] })).toEqual(["auth_profile_store", "auth_profile_state (if the file holds any)"]);
+  });
+
+  it("sends config-audit lines to diagnostic_events, other plugin state to the same table, and staged renames to 9.6's", () => {
+    expect(openclawDestinations(["plugin_state_entries"], { agentId: null, pluginNamespace: "config-audit" })).toEqual(["diagnostic_events"]);
+    expect(openclawDestinations(["plugin_state_entries"], { agentId: null })).toEqual(["plugin_state_entries"]);
+    expect(openclawDestinations(["cron_run_logs"], { agentId: null })).toEqual(["task_runs"]);
+    expect(openclawDestinations(["commitments"], { agentId: null })).toEqual([]);
+  });
+});
