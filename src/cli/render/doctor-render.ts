@@ -71,6 +71,6 @@ function renderDryRun(output: Output, dry: DoctorDryRun): void {
   for (const x of dry.sources) {
     const then = x.then === "moved" ? `then move it to ${x.retiredTo}` : x.then === "deleted" ? "then DELETE it" : "leave it in place";
     const what = x.action === "skip" ? "skip" : x.action === "already-imported" ? "check (already imported)" : x.action === "changed-since-import" ? "re-import" : "import";
-    output.log(`  ${what} ${x.relativePath} ${s.dim(`(${x.kind} → ${x.tables.join(", ") || "nothing kept"}${x.databases.length > 0 ? ` in ${x.databases.join(", ")}` : ""})`)}, ${then}${x.reason ? s.dim(` — ${x.reason}`) : ""}`);
+    output.log(`  ${what} ${x.relativePath} ${s.dim(`(${x.kind} → ${x.tables.join(", ") || "nothing kept"}${x.tables.length > 0 && x.databases.length > 0 ? ` in ${x.databases.join(", ")}` : ""})`)}, ${then}${x.reason ? s.dim(` — ${x.reason}`) : ""}`);
   }
 }
