@@ -41,7 +41,7 @@ const STAGING_TO_OPENCLAW: Record<string, readonly OpenclawDestination[]> = {
   installed_plugin_index: [machineState("plugins.installedIndex")],
   // written back as files by src/migration/media-write-back.ts and upgrade-format.ts (readModelCatalogRows)
   media_blobs: ["media/<subdir>/<id>"],
-  agent_model_catalogs: ["agents/<id>/agent/models.json"],
+  agent_model_catalogs: ["agents/<id>/agent/models.json"], // legacy-name-ok: a destination shown in the plan (2026.9.6 reads models.json live), never opened here
   // upgrade-agent-sessions.ts: an entry's ACP metadata moves to the global acp_sessions (upgrade-agent-acp.ts)
   sessions: ["session_windows"],
   session_entries: ["session_nodes", "acp_sessions (if ACP metadata)"],
