@@ -15,6 +15,9 @@ export interface RouteContext {
   retire: Pick<RetireQueue, "alsoSync">;
 }
 
+/** SQLite attaches at most 10 databases to a connection (better-sqlite3's build); the ledger's global DB takes one. */
+export const MAX_ROUTED_AGENTS = 9;
+
 /** The databases of the other agents a source files rows under, attached to its agent's connection. */
 export interface AttachedRoutes {
   routes: Map<string, string>;
@@ -28,6 +31,11 @@ export interface AttachedRoutes {
  */
 export function attachRoutes(state: RouteContext, agentDb: AgentDatabase, agents: readonly string[]): AttachedRoutes {
   const { paths, global } = state;
+  if (agents.length > MAX_ROUTED_AGENTS) {
+    throw new Error(
+      `its keys name ${agents.length} other agents (${agents.slice(0, 3).map((a) => JSON.stringify(a)).join(", ")}, …); one import files keys under at most ${MAX_ROUTED_AGENTS} other agents, as SQLite attaches at most 10 databases to its one transaction; the file was left in place (move the other agents' entries to their own agents/<id>/sessions/sessions.json, then re-run)`,
+    );
+  }
   const routes = new Map<string, string>();
   const detach = (): void => {
     for (const schema of routes.values()) agentDb.detach(schema);

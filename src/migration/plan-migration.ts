@@ -195,6 +195,14 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
   const bytesTotal = stats.reduce((n, st) => n + (st?.isFile() ? st.size : 0), 0);
   let bytesDone = 0;
   const planned: PlannedSource[] = [];
+  // Read-only and shared: one array per (kind, agent), not one per source (a state may hold 20k transcripts).
+  const destinations = new Map<string, readonly string[]>();
+  const destinationsOf = (importer: SourceImporter, agentId: string | null): readonly string[] => {
+    const key = `${importer.kind}\u0000${agentId ?? ""}`;
+    let found = destinations.get(key);
+    if (found === undefined) destinations.set(key, (found = openclawDestinations(importer.targetTables, { agentId, pluginNamespace: STAGED_NAMESPACES[importer.kind], optionalTables: importer.optionalTables })));
+    return found;
+  };
   for (let i = 0; i < detected.length; i += 1) {
     const { importer, source } = detected[i]!;
     const st = stats[i];
@@ -206,7 +214,7 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       sha256: null,
       records: null,
       targetTable: importer.targetTable,
-      openclawTables: openclawDestinations(importer.targetTables, { agentId: source.agentId, pluginNamespace: STAGED_NAMESPACES[importer.kind], optionalTables: importer.optionalTables }),
+      openclawTables: destinationsOf(importer, source.agentId),
       sourceKey: null,
       targetDatabase: importer.target,
       action: "import",
@@ -258,13 +266,13 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
     if (s.agentId === null) continue;
     if (inspection?.referencedSessionIds) addTo(facts.referencedSessionIds, s.agentId, inspection.referencedSessionIds);
     if (inspection?.hasMainKey) addTo(facts.indexesWithMainKey, s.agentId, [s.relativePath]);
+    // A session the store's own keys also name stays with the store's agent, transcript included.
+    const own = inspection?.routedSessionIds ? new Set(inspection.referencedSessionIds ?? []) : null;
     for (const [other, ids] of Object.entries(inspection?.routedSessionIds ?? {})) {
       // The other agent's store references them too (its transcripts link to them), and this agent's follow them.
       addTo(facts.referencedSessionIds, other, ids);
       const routed = facts.routedSessions.get(s.agentId) ?? new Map<string, string>();
-      // A session the store's own keys also name stays with the store's agent, transcript included.
-      const own = new Set(inspection?.referencedSessionIds ?? []);
-      for (const id of ids) if (!own.has(id) && !routed.has(id)) routed.set(id, other);
+      for (const id of ids) if (!own!.has(id) && !routed.has(id)) routed.set(id, other);
       facts.routedSessions.set(s.agentId, routed);
     }
   }

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { JSON5_MAX_BYTES } from "../../src/migration/json-object-stream.js";
+import { MAX_ROUTED_AGENTS } from "../../src/migration/agent-routes.js";
 import { openAgentDatabase } from "../../src/state/state-databases.js";
 import { makeTempState } from "../helpers/temp-state.js";
 import { expectReimportIdempotent } from "../helpers/control-plane.js";
@@ -132,6 +133,30 @@ describe("keys of another agent in an agent's store", () => {
     fs.writeFileSync(path.join(paths.stateDir, "agents/ops/sessions/sessions.json"), JSON.stringify(store));
     const fourth = await migrate(paths);
     expect(fourth.run.sources.map((o) => [o.status, o.retired, o.notes.join(" ")])).toEqual([["already-imported", "moved", ""]]);
+  });
+
+  it("fails the index, left in place and named, when its keys name more agents than one transaction can attach", async () => {
+    const { paths, stateDir } = makeTempState();
+    const dir = path.join(stateDir, "agents/ops/sessions");
+    fs.mkdirSync(dir, { recursive: true });
+    const store = Object.fromEntries(Array.from({ length: MAX_ROUTED_AGENTS + 1 }, (_, i) => [`agent:a${i}:x`, { sessionId: `s${i}`, updatedAt: i + 1 }]));
+    fs.writeFileSync(path.join(dir, "sessions.json"), JSON.stringify(store));
+    const { run } = await migrate(paths);
+    const index = run.sources.find((o) => o.kind === "sessions-index")!;
+    expect(index.status).toBe("failed");
+    expect(index.reason).toMatch(new RegExp(`its keys name ${MAX_ROUTED_AGENTS + 1} other agents .*at most ${MAX_ROUTED_AGENTS} other agents.*left in place`));
+    expect(fs.existsSync(path.join(dir, "sessions.json"))).toBe(true);
+  });
+
+  it("files keys under as many other agents as one transaction can attach", async () => {
+    const { paths, stateDir } = makeTempState();
+    const dir = path.join(stateDir, "agents/ops/sessions");
+    fs.mkdirSync(dir, { recursive: true });
+    const store = Object.fromEntries(Array.from({ length: MAX_ROUTED_AGENTS }, (_, i) => [`agent:a${i}:x`, { sessionId: `s${i}`, updatedAt: i + 1 }]));
+    fs.writeFileSync(path.join(dir, "sessions.json"), JSON.stringify(store));
+    const { run } = await migrate(paths);
+    expect(run.sources.map((o) => o.status)).toEqual(["imported"]);
+    for (let i = 0; i < MAX_ROUTED_AGENTS; i += 1) expect(rows(agentDbFile(paths, `a${i}`), "SELECT session_key FROM session_routes")).toEqual([{ session_key: `agent:a${i}:x` }]);
   });
 
   it("fails the index, left in place, when the agent its keys name has a database that cannot be opened", async () => {

@@ -64,13 +64,17 @@ function routedKeys(index: IndexScan, agentId: string): Map<string, string[]> {
 function sessionsByAgent(index: IndexScan, agentId: string): { own: string[]; routed: Map<string, Set<string>> } {
   const own: string[] = [];
   const routed = new Map<string, Set<string>>();
-  for (const sessionId of index.keysBySession.keys()) {
-    let mine = false;
-    for (const key of sessionKeys(index, sessionId)) {
-      const agent = keyAgentOf(key, agentId);
-      if (agent === agentId) mine = true;
-      else routed.set(agent, (routed.get(agent) ?? new Set()).add(sessionId));
-    }
+  let mine = false;
+  const visit = (sessionId: string, key: string): void => {
+    const agent = keyAgentOf(key, agentId);
+    if (agent === agentId) mine = true;
+    else routed.set(agent, (routed.get(agent) ?? new Set()).add(sessionId));
+  };
+  for (const [sessionId, keys] of index.keysBySession) {
+    mine = false;
+    // Most sessions have one key, held as a string: no list is built for those.
+    if (typeof keys === "string") visit(sessionId, keys);
+    else for (const key of keys) visit(sessionId, key);
     if (mine) own.push(sessionId);
   }
   return { own, routed };
