@@ -4,8 +4,10 @@ import { needsBackup } from "../migration/apply-migration.js";
 import { importerFor } from "../migration/importers/index.js";
 import { planMergesInto } from "../migration/plan-migration.js";
 import { retirementOf } from "../migration/retire.js";
+import { sourceDestinations } from "../migration/source-destinations.js";
 import type { MigrationPlan, PlannedSource, PlanAction, SourceKind } from "../migration/types.js";
 import { agentDbPath, type StatePaths } from "../state/paths.js";
+import { destinationDatabases } from "../state/upgrade/openclaw-destinations.js";
 import type { MigrationFixOptions, Repair } from "./types.js";
 
 /** The run id is only known when --fix starts: the dry run names the directory with this placeholder. */
@@ -17,7 +19,10 @@ export interface DryRunSource {
   action: PlanAction;
   /** Where its rows end up in OpenClaw 2026.9.6's format: tables, `config_machine_state (<key>)` rows, file patterns. */
   tables: readonly string[];
-  /** The database files they are in, relative to the state dir (a session index naming other agents writes theirs too). */
+  /**
+   * The database files they are in, relative to the state dir (a session index naming other agents writes theirs
+   * too); a trailing `(if …)` marks a file only conditional destinations reach. None for rows written back as files.
+   */
   databases: string[];
   /** Why it is skipped, or why the read-only pass knows its import will fail. */
   reason?: string;
@@ -67,10 +72,11 @@ export function doctorDryRun(paths: StatePaths, repairs: readonly Repair[], plan
   };
 }
 
-/** The database files a source's rows go into, relative to the state dir. */
+/** The database files a source's rows go into, relative to the state dir: where its destinations are (openclaw-destinations.ts). */
 function databasesOf(paths: StatePaths, s: PlannedSource): string[] {
-  // Rows written back as files (media, model catalogs) end in no database.
-  if (s.openclawTables.length > 0 && s.openclawTables.every((t) => t.includes("/"))) return [];
-  if (s.targetDatabase === "global" || s.agentId === null) return [path.relative(paths.stateDir, paths.globalDbPath)];
-  return [s.agentId, ...(s.routedAgents ?? [])].map((id) => path.relative(paths.stateDir, agentDbPath(paths, id)));
+  const rel = (file: string): string => path.relative(paths.stateDir, file);
+  return destinationDatabases(sourceDestinations(s.kind, s.agentId).placed).flatMap(({ database, condition }) => {
+    const files = database === "global" ? [rel(paths.globalDbPath)] : s.agentId === null ? [] : [s.agentId, ...(s.routedAgents ?? [])].map((id) => rel(agentDbPath(paths, id)));
+    return condition === null ? files : files.map((f) => `${f} ${condition}`);
+  });
 }

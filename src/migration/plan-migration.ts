@@ -13,11 +13,8 @@ import { configuredMainKey, planConfig, readConfig } from "./legacy-config.js";
 import { takeLegacyInventory } from "./legacy-inventory.js";
 import { isCompactionCheckpointTranscript } from "./legacy-paths.js";
 import { failedSourceArchive, findLatestSourceByPath, findSourceByKey, sourceKeyFor } from "./ledger.js";
-import { openclawDestinations } from "../state/upgrade/openclaw-destinations.js";
+import { sourceDestinations } from "./source-destinations.js";
 import type { DetectContext, DetectedSource, KindSummary, MigrationPlan, MigrationProgress, PlanAction, PlanFacts, PlannedSource, SourceImporter, SourceInspection, SourceKind } from "./types.js";
-
-/** Importers whose plugin_state_entries rows the upgrade files elsewhere by namespace (plugin-state-files.ts). */
-const STAGED_NAMESPACES: Partial<Record<SourceKind, string>> = { "config-audit": "config-audit" };
 
 export interface PlanMigrationOptions {
   paths: StatePaths;
@@ -195,14 +192,6 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
   const bytesTotal = stats.reduce((n, st) => n + (st?.isFile() ? st.size : 0), 0);
   let bytesDone = 0;
   const planned: PlannedSource[] = [];
-  // Read-only and shared: one array per (kind, agent), not one per source (a state may hold 20k transcripts).
-  const destinations = new Map<string, readonly string[]>();
-  const destinationsOf = (importer: SourceImporter, agentId: string | null): readonly string[] => {
-    const key = `${importer.kind}\u0000${agentId ?? ""}`;
-    let found = destinations.get(key);
-    if (found === undefined) destinations.set(key, (found = openclawDestinations(importer.targetTables, { agentId, pluginNamespace: STAGED_NAMESPACES[importer.kind], optionalTables: importer.optionalTables })));
-    return found;
-  };
   for (let i = 0; i < detected.length; i += 1) {
     const { importer, source } = detected[i]!;
     const st = stats[i];
@@ -214,7 +203,8 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       sha256: null,
       records: null,
       targetTable: importer.targetTable,
-      openclawTables: destinationsOf(importer, source.agentId),
+      // Read-only and shared per (kind, agent), not one array per source.
+      openclawTables: sourceDestinations(importer.kind, source.agentId).names,
       sourceKey: null,
       targetDatabase: importer.target,
       action: "import",

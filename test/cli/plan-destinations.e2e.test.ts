@@ -1,4 +1,4 @@
-// The dry run names where each source's rows end in OpenClaw 2026.9.6's format: checked against what --fix then wrote.
+// The dry run names where each source's rows end in OpenClaw 2026.9.6's format (tables and database files): checked against what --fix then wrote.
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -15,28 +15,34 @@ interface DrySource {
   kind: string;
   action: string;
   tables: string[];
+  databases: string[];
 }
 
-/** Every non-empty table of the state's databases, and each config_machine_state key as `config_machine_state (<key>)`. */
-function filled(stateDir: string, extra: string[] = []): Set<string> {
-  const files = [path.join(stateDir, "state", "openclaw.sqlite"), ...extra];
-  const agents = path.join(stateDir, "agents");
-  if (fs.existsSync(agents)) for (const id of fs.readdirSync(agents)) files.push(path.join(agents, id, "agent", "openclaw-agent.sqlite"));
+const GLOBAL_DB = path.join("state", "openclaw.sqlite");
+
+/** Every non-empty table of one database, and each config_machine_state key as `config_machine_state (<key>)`. */
+function filledIn(file: string): Set<string> {
   const out = new Set<string>();
-  for (const file of files.filter((f) => fs.existsSync(f))) {
-    const db = new Database(file, { readonly: true, fileMustExist: true });
-    try {
-      const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string }>).map((r) => r.name);
-      for (const t of tables) {
-        if ((db.prepare(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n === 0) continue;
-        if (t !== "config_machine_state") out.add(t);
-        else for (const k of db.prepare("SELECT state_key FROM config_machine_state").pluck().all() as string[]) out.add(`config_machine_state (${k})`);
-      }
-    } finally {
-      db.close();
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string }>).map((r) => r.name);
+    for (const t of tables) {
+      if ((db.prepare(`SELECT count(*) AS n FROM "${t}"`).get() as { n: number }).n === 0) continue;
+      if (t !== "config_machine_state") out.add(t);
+      else for (const k of db.prepare("SELECT state_key FROM config_machine_state").pluck().all() as string[]) out.add(`config_machine_state (${k})`);
     }
+  } finally {
+    db.close();
   }
   return out;
+}
+
+/** The state's database files (relative to the state dir) → what each holds. */
+function filledByDatabase(stateDir: string): Map<string, Set<string>> {
+  const files = [GLOBAL_DB];
+  const agents = path.join(stateDir, "agents");
+  if (fs.existsSync(agents)) for (const id of fs.readdirSync(agents)) files.push(path.join("agents", id, "agent", "openclaw-agent.sqlite"));
+  return new Map(files.filter((f) => fs.existsSync(path.join(stateDir, f))).map((f) => [f, filledIn(path.join(stateDir, f))]));
 }
 
 const isFile = (d: string): boolean => d.includes("/");
@@ -66,31 +72,33 @@ function fileExists(stateDir: string, pattern: string): boolean {
 }
 
 /**
- * What holds rows with no legacy source at all: doctor --fix on an empty state dir (the global file), plus a new agent
+ * What holds rows with no legacy source at all: doctor --fix on an empty state dir (the global file), and a new agent
  * file in 9.6's format as its doctor creates one (an empty state has no agent, so its seeds are read off a fresh file).
  */
-async function seededByRuntime(): Promise<Set<string>> {
+async function seededByRuntime(): Promise<{ global: Set<string>; agent: Set<string> }> {
   const { env, root, stateDir } = makeTempState();
   fs.mkdirSync(stateDir, { recursive: true });
   const fix = await runBin(["doctor", "--fix", "--yes", "--json"], env);
   expect(fix.code, fix.stderr).toBe(0);
   const agentFile = path.join(root, "fresh-agent.sqlite");
   createOpenclawDatabase({ path: agentFile, role: "agent", agentId: "main", now: Date.now() }).close();
-  return filled(stateDir, [agentFile]);
+  return { global: filledIn(path.join(stateDir, GLOBAL_DB)), agent: filledIn(agentFile) };
 }
 
 const FIXTURES = [
   "legacy-state", "migration/kitchen-sink", "migration/cron", "migration/auth", "migration/devices", "migration/media",
   "migration/model-catalogs", "migration/voicewake", "migration/small-state", "migration/workspace-state", "migration/plugin-index",
   "migration/node-host", "migration/push", "migration/acp-session-meta", "migration/channel-pairing", "migration/conversation-bindings",
+  // a non-main agent's auth store (its own database, not the global one) and a session index filing keys under other agents
+  "migration/auth-legacy", "migration/agent-main-keys",
 ];
 
 describe("dry-run destinations = where doctor --fix puts the rows (OpenClaw 2026.9.6's format)", () => {
-  let seeded: Promise<Set<string>> | undefined;
+  let seeded: ReturnType<typeof seededByRuntime> | undefined;
   for (const fixture of FIXTURES) {
     it(fixture, async () => {
       seeded ??= seededByRuntime();
-      const own = await seeded;
+      const seeds = await seeded;
       const { env, stateDir } = makeTempState(fixture);
       const dry = await runBin(["doctor", "--fix", "--dry-run", "--json"], env);
       expect(dry.code, dry.stderr).toBe(0);
@@ -100,18 +108,30 @@ describe("dry-run destinations = where doctor --fix puts the rows (OpenClaw 2026
       const fix = await runBin(["doctor", "--fix", "--yes", "--json"], env);
       expect(fix.code, fix.stderr).toBe(0);
       const statuses = new Map((JSON.parse(fix.stdout).migration.run.sources as Array<{ relativePath: string; status: string }>).map((o) => [o.relativePath, o.status]));
-      const seen = filled(stateDir);
-      const named = sources.flatMap((s) => s.tables);
-      // Every table (or machine-state row) holding rows afterwards is named by some source, or is the runtime's or the upgrade's own.
-      const isNamed = (t: string): boolean => named.some((n) => covers(n, t));
-      const unnamed = [...seen].filter((t) => !own.has(t) && !UPGRADE_OWN_DESTINATIONS.includes(t) && !isNamed(t) && !(TRIGGER_FILLED[t] && isNamed(TRIGGER_FILLED[t]!)));
+      const byDb = filledByDatabase(stateDir);
+      const seen = new Set([...byDb.values()].flatMap((tables) => [...tables]));
+      const ownOf = (db: string): Set<string> => (db === GLOBAL_DB ? seeds.global : seeds.agent);
+      const own = (db: string, t: string): boolean => ownOf(db).has(t) || UPGRADE_OWN_DESTINATIONS.includes(t);
+      const names = (s: DrySource, t: string): boolean => s.tables.some((n) => covers(n, t) || (TRIGGER_FILLED[t] !== undefined && covers(n, TRIGGER_FILLED[t]!)));
+      const inDb = (s: DrySource, db: string): boolean => s.databases.some((d) => d.replace(CONDITIONAL, "") === db);
+      // Every table (or machine-state row) holding rows afterwards, in each database file, is named by some source
+      // together with that file, or is the runtime's or the upgrade's own.
+      const unnamed = [...byDb].flatMap(([db, tables]) => [...tables].filter((t) => !own(db, t) && !sources.some((s) => names(s, t))).map((t) => `${db}: ${t}`));
       expect(unnamed, `filled but named by no source's plan`).toEqual([]);
+      const elsewhere = [...byDb].flatMap(([db, tables]) => [...tables].filter((t) => !own(db, t) && sources.some((s) => names(s, t)) && !sources.some((s) => names(s, t) && inDb(s, db))).map((t) => `${db}: ${t}`));
+      expect(elsewhere, `filled, but no source naming the table names this database`).toEqual([]);
       // Every destination an imported source names holds rows (a file pattern: a file) afterwards, unless it is conditional.
       for (const s of imported.filter((x) => statuses.get(x.relativePath) === "imported")) {
         for (const d of s.tables.filter((t) => !conditional(t))) {
           const there = isFile(d) ? fileExists(stateDir, d) : [...seen].some((t) => covers(d, t));
           expect(there, `${s.relativePath} (${s.kind}) names ${d}, which holds nothing after --fix`).toBe(true);
         }
+        // Every database it names (unless conditional) holds some of what it names, and only database files are named.
+        for (const db of s.databases.filter((d) => !conditional(d))) {
+          const tables = byDb.get(db) ?? new Set<string>();
+          expect([...tables].some((t) => !ownOf(db).has(t) && names(s, t)), `${s.relativePath} (${s.kind}) names ${db}, which holds none of its destinations after --fix`).toBe(true);
+        }
+        if (s.tables.length > 0 && s.tables.every(isFile)) expect(s.databases, `${s.relativePath} (${s.kind}) is written back as files`).toEqual([]);
       }
     }, 60_000);
   }

@@ -1,7 +1,7 @@
 // Every staging table an importer writes has a known OpenClaw 2026.9.6 destination; per-source rules hold.
 import { describe, expect, it } from "vitest";
 import { IMPORTERS } from "../../../src/migration/importers/index.js";
-import { openclawDestinations } from "../../../src/state/upgrade/openclaw-destinations.js";
+import { destinationDatabases, openclawDestinations, placeOpenclawDestinations } from "../../../src/state/upgrade/openclaw-destinations.js";
 
 describe("openclawDestinations", () => {
   it("knows every importer's staging tables", () => {
@@ -19,5 +19,23 @@ describe("openclawDestinations", () => {
     expect(openclawDestinations(["plugin_state_entries"], { agentId: null })).toEqual(["plugin_state_entries"]);
     expect(openclawDestinations(["cron_run_logs"], { agentId: null })).toEqual(["task_runs"]);
     expect(openclawDestinations(["commitments"], { agentId: null })).toEqual([]);
+  });
+
+  it("places each destination in its database file: a non-main agent's auth store in its own, ACP metadata in the global one", () => {
+    const place = (tables: string[], agentId: string | null, optionalTables?: string[]) => placeOpenclawDestinations(tables, { agentId, optionalTables });
+    expect(destinationDatabases(place(["auth_profile_stores", "auth_profile_state"], "main"))).toEqual([{ database: "global", condition: null }]);
+    expect(destinationDatabases(place(["auth_profile_stores", "auth_profile_state"], "work", ["auth_profile_state"]))).toEqual([{ database: "agent", condition: null }]);
+    expect(place(["session_entries"], "main")).toEqual([
+      { destination: "session_nodes", database: "agent" },
+      { destination: "acp_sessions (if ACP metadata)", database: "global" },
+    ]);
+    expect(destinationDatabases(place(["sessions", "session_entries"], "ops"))).toEqual([
+      { database: "agent", condition: null },
+      { database: "global", condition: "(if ACP metadata)" },
+    ]);
+    expect(destinationDatabases(place(["device_pairing_entries", "node_pairing_entries"], null))).toEqual([{ database: "global", condition: "(if paired or its device is paired as a node)" }]);
+    // Written back as files, or kept nowhere: no database file.
+    expect(destinationDatabases(place(["media_blobs"], null))).toEqual([]);
+    expect(destinationDatabases(place(["commitments"], null))).toEqual([]);
   });
 });
