@@ -5,7 +5,7 @@ import { describeError, SchemaFormatError, SQLITE_BUSY_MESSAGE } from "../core/e
 import { isOurFormat } from "../state/db-format.js";
 import { collectGarbage, releaseMemory } from "../core/heap.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
-import { agentBatches, attachRoutes, type AttachedRoutes } from "./agent-routes.js";
+import { agentBatches, importInGroups, prepareRoutes, verifyInGroups, type RouteGroups } from "./agent-routes.js";
 import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { takePreMigrationBackup, type PreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
 import { brokenFromBackupError, findBrokenAgentDatabases, withoutBrokenAgents, type BrokenDatabase } from "./broken-databases.js";
@@ -145,17 +145,33 @@ function rowInput(runId: string, s: PlannedSource, outcome: SourceOutcome, statu
   };
 }
 
-/** An importer bound to its target database: the one transaction holding rows and ledger row, import, verify. */
+/** An importer bound to its target database: the transaction holding rows and ledger row, verify. */
 interface BoundImporter {
-  transaction<T>(fn: () => T): T;
-  import(): ImportCounts;
+  /**
+   * Imports and calls `commitWith` with the counts inside the transaction of the rows, so the ledger row commits with
+   * them. A store whose other agents take several groups (RouteGroups) commits the earlier groups first, each in a
+   * transaction of its own, and the last with the store's own rows: `commitWith` then sees the counts of them all.
+   */
+  importWith(commitWith: (counts: ImportCounts) => void): ImportCounts;
   verify(expected: ImportCounts): string | null;
-  /** Writes the ledger row inside `transaction` (same commit as the rows). */
+  /** Writes the ledger row inside `importWith` (same commit as the rows). */
   writeLedger(input: SourceRowInput): void;
 }
 
-/** `agentDb` is the source's agent DB (global attached) for agent-target sources, null for global-target ones. */
-function bindImporter(importer: SourceImporter, s: PlannedSource, ctx: ImportContext, global: GlobalDatabase, agentDb: AgentDatabase | null): BoundImporter {
+/** Runs `run` in the transaction `tx` and hands its counts to `commitWith` before the commit. */
+function importIn(tx: (fn: () => ImportCounts) => ImportCounts, run: () => ImportCounts, commitWith: (counts: ImportCounts) => void): ImportCounts {
+  return tx(() => {
+    const counts = run();
+    commitWith(counts);
+    return counts;
+  });
+}
+
+/**
+ * `agentDb` is the source's agent DB (global attached) for agent-target sources, null for global-target ones;
+ * `routing` the other agents' databases a session index files keys under.
+ */
+function bindImporter(importer: SourceImporter, s: PlannedSource, ctx: ImportContext, global: GlobalDatabase, agentDb: AgentDatabase | null, routing: RouteGroups | null): BoundImporter {
   // A verification that throws (the file vanished, the DB is unreadable) is a mismatch, never a run failure.
   const safely = (verify: () => string | null): string | null => {
     try {
@@ -166,19 +182,29 @@ function bindImporter(importer: SourceImporter, s: PlannedSource, ctx: ImportCon
   };
   if (importer.target === "global") {
     return {
-      transaction: (fn) => global.immediate(fn),
-      import: () => importer.import(global, s, ctx),
+      importWith: (commitWith) => importIn((fn) => global.immediate(fn), () => importer.import(global, s, ctx), commitWith),
       verify: (expected) => safely(() => importer.verify(global, s, expected, ctx)),
       writeLedger: (input) => writeSourceInTransaction(global, input),
     };
   }
   if (agentDb === null || ctx.agentId === null) throw new Error(`source ${s.relativePath} targets an agent database but has no agent`);
-  const actx = { ...ctx, agentId: ctx.agentId };
+  const agentId = ctx.agentId;
+  const writeLedger = (input: SourceRowInput): void => writeSourceAttached(agentDb, input);
+  if (routing === null) {
+    const actx = { ...ctx, agentId };
+    return {
+      importWith: (commitWith) => importIn((fn) => agentDb.immediate(fn), () => importer.import(agentDb, s, actx), commitWith),
+      verify: (expected) => safely(() => importer.verify(agentDb, s, expected, actx)),
+      writeLedger,
+    };
+  }
+  const last = routing.groups.length - 1;
+  // In several groups, each pass writes (and checks) its group's keys only, and the last one the store's own too.
+  const passCtx = (i: number, routes: ReadonlyMap<string, string>) => ({ ...ctx, agentId, routes, ...(last > 0 ? { routedPass: { own: i === last } } : {}) });
   return {
-    transaction: (fn) => agentDb.immediate(fn),
-    import: () => importer.import(agentDb, s, actx),
-    verify: (expected) => safely(() => importer.verify(agentDb, s, expected, actx)),
-    writeLedger: (input) => writeSourceAttached(agentDb, input),
+    importWith: (commitWith) => importInGroups(routing, agentDb, (i, routes) => importer.import(agentDb, s, passCtx(i, routes)), commitWith),
+    verify: (expected) => verifyInGroups(routing, (i) => safely(() => routing.withGroup(i, (routes) => importer.verify(agentDb, s, expected, passCtx(i, routes))))),
+    writeLedger,
   };
 }
 
@@ -186,26 +212,26 @@ function bindImporter(importer: SourceImporter, s: PlannedSource, ctx: ImportCon
 function processSource(state: RunState, agentDb: AgentDatabase | null, s: PlannedSource, prepared: PreparedTranscript | null): SourceOutcome {
   if (s.action === "skip" || s.sourceKey === null) return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
   if (!s.routedAgents?.length || agentDb === null) return processSourceWith(state, agentDb, s, prepared, null);
-  let attached: AttachedRoutes;
+  let routing: RouteGroups;
   try {
-    attached = attachRoutes({ paths: state.options.paths, global: state.options.global, broken: state.broken, retire: state.retire }, agentDb, s.routedAgents);
+    routing = prepareRoutes({ paths: state.options.paths, global: state.options.global, broken: state.broken, retire: state.retire }, agentDb, s.routedAgents);
   } catch (error) {
     return outcomeOf(s, "failed", { reason: describeError(error) });
   }
   try {
-    return processSourceWith(state, agentDb, s, prepared, attached.routes);
+    return processSourceWith(state, agentDb, s, prepared, routing);
   } finally {
-    attached.detach();
+    routing.close();
   }
 }
 
-function processSourceWith(state: RunState, agentDb: AgentDatabase | null, s: PlannedSource, prepared: PreparedTranscript | null, routes: ReadonlyMap<string, string> | null): SourceOutcome {
+function processSourceWith(state: RunState, agentDb: AgentDatabase | null, s: PlannedSource, prepared: PreparedTranscript | null, routing: RouteGroups | null): SourceOutcome {
   const { global } = state.options;
   if (s.sourceKey === null) return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
-  const ctx: ImportContext & { routes?: ReadonlyMap<string, string> } = { agentId: s.agentId, mainKey: state.mainKey, runId: state.runId, paths: state.options.paths, prepared, ...(routes ? { routes } : {}) };
+  const ctx: ImportContext = { agentId: s.agentId, mainKey: state.mainKey, runId: state.runId, paths: state.options.paths, prepared };
   let importer: BoundImporter;
   try {
-    importer = bindImporter(importerFor(s.kind), s, ctx, global, agentDb);
+    importer = bindImporter(importerFor(s.kind), s, ctx, global, agentDb, routing);
   } catch (error) {
     return outcomeOf(s, "failed", { reason: describeError(error) });
   }
@@ -232,14 +258,12 @@ function processSourceWith(state: RunState, agentDb: AgentDatabase | null, s: Pl
   let status: LedgerStatus = "imported";
   const importedAt = Date.now();
   try {
-    counts = importer.transaction(() => {
-      const c = importer.import();
+    counts = importer.importWith((c) => {
       status = c.warnings.length > 0 ? "warning" : "imported";
       // The ledger row already records the retirement about to happen: a crash before the move leaves an
       // already-imported source that the next run retires; a failed verification or move rewrites the row.
       const outcome = outcomeOf(s, status, { recordsParsed: c.records, rows: c.rows, warnings: c.warnings, ...retirement });
       importer.writeLedger(rowInput(state.runId, s, outcome, status, c, importedAt, true));
-      return c;
     });
   } catch (error) {
     const reason = describeError(error);

@@ -153,7 +153,8 @@ export interface PlannedSource {
   mainKeyElsewhere?: boolean;
   /**
    * Session indexes: the other agents its keys name (`agent:<other>:…`); their rows go to those agents' databases
-   * in the same transaction. Transcripts: unset (a routed transcript's agentId is its target agent).
+   * in the same transaction (when more than MAX_ROUTED_AGENTS: in groups, the last with the store's own rows).
+   * Transcripts: unset (a routed transcript's agentId is its target agent).
    */
   routedAgents?: string[];
   /** The ledger row this source matched (same key, or same path with another sha256). */
@@ -225,9 +226,15 @@ export interface AgentImportContext extends ImportContext {
   agentId: string;
   /**
    * The databases of the other agents the source files rows under (PlannedSource.routedAgents), attached to the
-   * source agent's connection for its one transaction: agent id → schema name.
+   * source agent's connection for its transaction: agent id → schema name.
    */
   routes?: ReadonlyMap<string, string>;
+  /**
+   * Set when those agents are more than one connection attaches (agent-routes.ts RouteGroups): they are imported a
+   * group per pass, each pass its own transaction, and this pass writes and verifies only the keys of the agents in
+   * `routes`, plus the store's own keys when `own` (the last pass, whose transaction commits the ledger row).
+   */
+  routedPass?: { own: boolean };
 }
 
 /** What one import committed; stored in the ledger row's report and used by verification. */

@@ -135,19 +135,7 @@ describe("keys of another agent in an agent's store", () => {
     expect(fourth.run.sources.map((o) => [o.status, o.retired, o.notes.join(" ")])).toEqual([["already-imported", "moved", ""]]);
   });
 
-  it("fails the index, left in place and named, when its keys name more agents than one transaction can attach", async () => {
-    const { paths, stateDir } = makeTempState();
-    const dir = path.join(stateDir, "agents/ops/sessions");
-    fs.mkdirSync(dir, { recursive: true });
-    const store = Object.fromEntries(Array.from({ length: MAX_ROUTED_AGENTS + 1 }, (_, i) => [`agent:a${i}:x`, { sessionId: `s${i}`, updatedAt: i + 1 }]));
-    fs.writeFileSync(path.join(dir, "sessions.json"), JSON.stringify(store));
-    const { run } = await migrate(paths);
-    const index = run.sources.find((o) => o.kind === "sessions-index")!;
-    expect(index.status).toBe("failed");
-    expect(index.reason).toMatch(new RegExp(`its keys name ${MAX_ROUTED_AGENTS + 1} other agents .*at most ${MAX_ROUTED_AGENTS} other agents.*left in place`));
-    expect(fs.existsSync(path.join(dir, "sessions.json"))).toBe(true);
-  });
-
+  // More than that: a group per transaction (sessions-index-routed-groups.test.ts).
   it("files keys under as many other agents as one transaction can attach", async () => {
     const { paths, stateDir } = makeTempState();
     const dir = path.join(stateDir, "agents/ops/sessions");

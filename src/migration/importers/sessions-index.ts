@@ -291,6 +291,18 @@ function statementsFor(db: AgentDatabase, source: PlannedSource, ctx: AgentImpor
   };
 }
 
+/**
+ * Whether this import writes and verifies the keys of `agent`: every agent's, unless the other agents are split into
+ * passes (AgentImportContext.routedPass) and another pass has this one. An agent the plan did not name is in every
+ * pass, so its keys fail as not attached rather than go unwritten.
+ */
+function inPass(ctx: AgentImportContext, source: PlannedSource, agent: string): boolean {
+  const pass = ctx.routedPass;
+  if (pass === undefined) return true;
+  if (agent === ctx.agentId) return pass.own;
+  return ctx.routes?.has(agent) === true || !(source.routedAgents ?? []).includes(agent);
+}
+
 function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportContext): ImportCounts {
   const statementsOf = statementsFor(db, source, ctx);
   const ownSt = statementsOf(ctx.agentId);
@@ -365,26 +377,33 @@ function importIndex(db: AgentDatabase, source: PlannedSource, ctx: AgentImportC
     }
     keptNewer += state.keptNewer;
   };
-  const routed = routedKeys(index, ctx.agentId);
-  writeAgent(ctx.agentId);
-  for (const agent of routed.keys()) writeAgent(agent);
+  const own = inPass(ctx, source, ctx.agentId);
+  const routed = [...routedKeys(index, ctx.agentId)].filter(([agent]) => inPass(ctx, source, agent));
+  if (own) writeAgent(ctx.agentId);
+  for (const [agent] of routed) writeAgent(agent);
 
   const main = mainSessionKey(ctx.agentId);
-  const notes = [...index.duplicates];
-  if (index.seededMainFrom) notes.push(`seeded ${main} from the newest direct entry ${JSON.stringify(index.seededMainFrom)}`);
+  // What concerns the whole file (repeats, the seeded main key, the scan's warnings) is said once, by the store's own pass.
+  const notes = own ? [...index.duplicates] : [];
+  if (own && index.seededMainFrom) notes.push(`seeded ${main} from the newest direct entry ${JSON.stringify(index.seededMainFrom)}`);
   for (const [agent, keys] of routed) notes.push(`filed ${keys.length} key(s) naming agent "${agent}" in that agent's database`);
-  if (keptNewer > 0) notes.push(`${keptNewer} row(s) kept as they were: the database holds newer data`);
+  if (keptNewer > 0) {
+    notes.push(own ? `${keptNewer} row(s) kept as they were: the database holds newer data` : `${keptNewer} row(s) kept as they were in the databases of agents ${routed.map(([a]) => JSON.stringify(a)).join(", ")}: they hold newer data`);
+  }
   return {
     records: index.rawCount,
     rows,
     skipped: index.skipped,
-    warnings: index.warnings,
+    warnings: own ? index.warnings : [],
     notes,
     expect: { keys: index.winners.size, sessions: index.keysBySession.size },
   };
 }
 
-/** Re-reads the index (still in place before retirement): every key has an entry and a route, every session a row, in the database of the agent the key names. */
+/**
+ * Re-reads the index (still in place before retirement): every key has an entry and a route, every session a row, in
+ * the database of the agent the key names (of this pass's agents, when they are split into passes).
+ */
 function verify(db: AgentDatabase, source: PlannedSource, _expected: ImportCounts, ctx: AgentImportContext): string | null {
   const index = scanIndex(source.path, { agentId: ctx.agentId, mainKey: ctx.mainKey, fallbackUpdatedAt: fileMtime(source.path), mainKeyExists: true, seedMainKey: false });
   const statementsOf = statementsFor(db, source, ctx);
@@ -392,11 +411,14 @@ function verify(db: AgentDatabase, source: PlannedSource, _expected: ImportCount
   for (const sessionId of index.keysBySession.keys()) {
     const agents = new Set(sessionKeys(index, sessionId).map((k) => keyAgentOf(k, ctx.agentId)));
     for (const agent of agents) {
+      if (!inPass(ctx, source, agent)) continue;
       if (statementsOf(agent).hasSession.get(sessionId) === undefined) missing.push(`session ${sessionId}${agent === ctx.agentId ? "" : ` (agent ${agent})`}`);
     }
   }
   for (const key of index.winners.keys()) {
-    const st = statementsOf(keyAgentOf(key, ctx.agentId));
+    const agent = keyAgentOf(key, ctx.agentId);
+    if (!inPass(ctx, source, agent)) continue;
+    const st = statementsOf(agent);
     if (st.entryUpdatedAt.get(key) === undefined) missing.push(`entry ${key}`);
     if (st.routeUpdatedAt.get(key) === undefined) missing.push(`route ${key}`);
   }
