@@ -161,7 +161,7 @@ describe("misplaced-rows repair: only the first release's rows, behind a verifie
     expect(repair.detail).toMatch(/^gateway-instance-id: moved 1 first-release row\(s\) to .*; plugins\/installs\.json: left 1 row\(s\) there that the first release did not write; covered by /);
     expect(repair.rows!.left).toEqual([{ row: label("plugin-cache"), reason: "it has an expiry (the first release wrote none)" }]);
     expect(rows<Entry>(stagedDbFile(paths), ALL)).toEqual([
-      { plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: '{"version":1,"id":"gw-1"}', created_at: FIRST_RELEASE_MTIME, expires_at: null },
+      { plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ instanceId: "gw-1", createdAt: FIRST_RELEASE_MTIME }), created_at: FIRST_RELEASE_MTIME, expires_at: null },
       installsRow("plugin-cache", '{"hits":3}', { expires_at: 1 }),
     ]);
   });

@@ -73,7 +73,7 @@ describe("doctor: rows the first release imported under unread keys", () => {
     expect(entries(stagedDbFile(paths))).toEqual(now.entries);
     expect(rows(stagedDbFile(paths), "SELECT * FROM installed_plugin_index")).toEqual(now.index);
     // Read back by the sqlite3 CLI: the runtime's keys hold the data, the first-release keys nothing.
-    expect(sqlite3(stagedDbFile(paths), "SELECT json_extract(value_json, '$.id') FROM plugin_state_entries WHERE plugin_id = 'acpx' AND namespace = 'gateway-instance' AND entry_key = 'current'")).toBe("gw-instance-42");
+    expect(sqlite3(stagedDbFile(paths), "SELECT json_extract(value_json, '$.instanceId') FROM plugin_state_entries WHERE plugin_id = 'acpx' AND namespace = 'gateway-instance' AND entry_key = 'current'")).toBe("gw-instance-42");
     expect(sqlite3(stagedDbFile(paths), "SELECT json_extract(install_records_json, '$.\"voice-call\".spec'), updated_at_ms FROM installed_plugin_index WHERE index_key = 'default'")).toBe(`@openclaw/voice-call@1.2.0|${FIRST_RELEASE_MTIME}`);
     expect(sqlite3(stagedDbFile(paths), "SELECT count(*) FROM plugin_state_entries WHERE plugin_id IN ('gateway', 'plugins')")).toBe("0");
 
@@ -100,7 +100,7 @@ describe("doctor: rows the first release imported under unread keys", () => {
 
   it("a newer row already where the runtime reads keeps its place: the stale rows are only removed, and it says so", async () => {
     const newer = FIRST_RELEASE_MTIME + 60_000;
-    const { paths } = firstReleaseState(FILES, [{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ version: 1, id: "gw-runtime-new" }), created_at: newer }]);
+    const { paths } = firstReleaseState(FILES, [{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ instanceId: "gw-runtime-new", createdAt: newer }), created_at: newer }]);
     const db = openGlobalDatabase(paths, { mode: "write" });
     db.prepare("INSERT INTO installed_plugin_index (index_key, version, install_records_json, plugins_json, diagnostics_json, updated_at_ms) VALUES ('default', 1, '{\"runtime\":{}}', '[]', '[]', ?)").run(newer);
     db.close();
@@ -115,22 +115,22 @@ describe("doctor: rows the first release imported under unread keys", () => {
       `gateway-instance-id: kept the row already at plugin_state_entries ("acpx", "gateway-instance", "current") (as new or newer), removed the 1 first-release row(s) left behind; plugins/installs.json: kept the row already at installed_plugin_index ("default") (as new or newer), removed the 9 first-release row(s) left behind; covered by ${repair.rows!.backupPath}`,
     );
     expect(repair.rows!.moved.map((m) => m.action)).toEqual(Array(10).fill("superseded"));
-    expect(entries(stagedDbFile(paths))).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ version: 1, id: "gw-runtime-new" }), created_at: newer }]);
+    expect(entries(stagedDbFile(paths))).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ instanceId: "gw-runtime-new", createdAt: newer }), created_at: newer }]);
     expect(rows(stagedDbFile(paths), "SELECT install_records_json, updated_at_ms FROM installed_plugin_index")).toEqual([{ install_records_json: '{"runtime":{}}', updated_at_ms: newer }]);
     expect(misplaced(await runDoctor({ paths }))).toEqual([]);
   });
 
   it("an older row at the target is replaced by the moved one", async () => {
-    const { paths } = firstReleaseState({ "gateway-instance-id": "gw-instance-42" }, [{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: '{"version":1,"id":"gw-older"}', created_at: FIRST_RELEASE_MTIME - 1 }]);
+    const { paths } = firstReleaseState({ "gateway-instance-id": "gw-instance-42" }, [{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ instanceId: "gw-older", createdAt: FIRST_RELEASE_MTIME - 1 }), created_at: FIRST_RELEASE_MTIME - 1 }]);
     expect(misplaced(await runDoctor({ paths }))[0]!.detail).toMatch(/already holds a row \(written .*\): it is older and is replaced$/);
     const fixed = await runDoctor({ paths, fix: true });
     expect(fixed.repairs.find((r) => r.id === "misplaced-rows.move")!.detail).toMatch(/^gateway-instance-id: moved 1 first-release row\(s\) to plugin_state_entries \("acpx", "gateway-instance", "current"\) \(replacing an older row there\); covered by /);
-    expect(entries(stagedDbFile(paths))).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: '{"version":1,"id":"gw-instance-42"}', created_at: FIRST_RELEASE_MTIME }]);
+    expect(entries(stagedDbFile(paths))).toEqual([{ plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ instanceId: "gw-instance-42", createdAt: FIRST_RELEASE_MTIME }), created_at: FIRST_RELEASE_MTIME }]);
   });
 
   it("reads the rows again under the lease: a newer row written after the check still wins", async () => {
     const { paths } = firstReleaseState({ "gateway-instance-id": "gw-instance-42" });
-    const late = { plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: '{"version":1,"id":"gw-late"}', created_at: FIRST_RELEASE_MTIME + 5 };
+    const late = { plugin_id: "acpx", namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ instanceId: "gw-late", createdAt: FIRST_RELEASE_MTIME + 5 }), created_at: FIRST_RELEASE_MTIME + 5 };
     const fixed = await runDoctor({
       paths,
       fix: true,
@@ -172,7 +172,7 @@ describe("doctor: rows the first release imported under unread keys", () => {
       ["misplaced-rows.move", "applied", "nothing left to move"],
       ["format.upgrade", "applied", ""],
     ]);
-    expect(entries(stagedDbFile(paths)).map((e) => [e.plugin_id, e.namespace, e.entry_key, JSON.parse(e.value_json).id])).toEqual([["acpx", "gateway-instance", "current", "gw-file"]]);
+    expect(entries(stagedDbFile(paths)).map((e) => [e.plugin_id, e.namespace, e.entry_key, JSON.parse(e.value_json).instanceId])).toEqual([["acpx", "gateway-instance", "current", "gw-file"]]);
   });
 
   it("a global DB it cannot search is a warning, never a silent pass", async () => {

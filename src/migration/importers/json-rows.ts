@@ -61,8 +61,11 @@ export interface JsonRowsSpec {
   detect(ctx: DetectContext): DetectedSource[];
   /** Reads the file; defaults to the shared JSON reader (JSON, then JSON5). */
   read?(file: string): JsonSource;
-  /** Maps the parsed file to rows; throws (shapeError) when the shape is wrong. */
-  rows(value: unknown, source: SourceFacts, paths: StatePaths): RowsResult;
+  /**
+   * Maps the parsed file to rows; throws (shapeError) when the shape is wrong. `db` is the global database being
+   * written when importing or verifying (absent while planning), for a source whose rows depend on what it holds.
+   */
+  rows(value: unknown, source: SourceFacts, paths: StatePaths, db?: GlobalDatabase): RowsResult;
 }
 
 /** `<root>/<rel>` as a detected source of no agent when it is a regular file. */
@@ -126,9 +129,9 @@ function dedupe(rows: RowSpec[]): RowSpec[] {
 
 export function jsonRowsImporter(spec: JsonRowsSpec): GlobalSourceImporter {
   const read = spec.read ?? ((file: string) => readJsonSource(file));
-  const build = (file: string, facts: SourceFacts, paths: StatePaths) => {
+  const build = (file: string, facts: SourceFacts, paths: StatePaths, db?: GlobalDatabase) => {
     const parsed = read(file);
-    return { parsed, result: spec.rows(parsed.value, facts, paths) };
+    return { parsed, result: spec.rows(parsed.value, facts, paths, db) };
   };
   return {
     kind: spec.kind,
@@ -149,7 +152,7 @@ export function jsonRowsImporter(spec: JsonRowsSpec): GlobalSourceImporter {
       }
     },
     import(db: GlobalDatabase, source: PlannedSource, ctx): ImportCounts {
-      const { parsed, result } = build(source.path, { ...source, mtimeMs: mtimeOf(source.path) }, ctx.paths);
+      const { parsed, result } = build(source.path, { ...source, mtimeMs: mtimeOf(source.path) }, ctx.paths, db);
       assertUnchanged(source, parsed.sha256);
       const rows = dedupe(result.rows);
       const written: Record<string, number> = {};
@@ -164,7 +167,7 @@ export function jsonRowsImporter(spec: JsonRowsSpec): GlobalSourceImporter {
       return { records: result.records, rows: written, skipped: result.skipped ?? 0, warnings: result.warnings ?? [], notes: result.notes ?? [], expect: { rows: rows.length } };
     },
     verify(db: GlobalDatabase, source: PlannedSource, expected: ImportCounts, ctx): string | null {
-      const { result } = build(source.path, { ...source, mtimeMs: mtimeOf(source.path) }, ctx.paths);
+      const { result } = build(source.path, { ...source, mtimeMs: mtimeOf(source.path) }, ctx.paths, db);
       const rows = dedupe(result.rows);
       const found = rows.filter((r) => db.prepare(existsSql(r)).get(...r.key.map((k) => r.values[k] ?? null)) !== undefined).length;
       return found === Number(expected.expect.rows) && found === rows.length ? null : `expected ${String(expected.expect.rows)} row(s), found ${found}`;

@@ -1,5 +1,6 @@
 // Importers for long-tail files: plugin_state_entries under the owner's plugin id and namespace, and the
 // installed-plugin index (its typed singleton row).
+import fs from "node:fs";
 import path from "node:path";
 import { OperationError } from "../../core/errors.js";
 import { isObject, sha256Of, shapeError } from "../json-source.js";
@@ -16,10 +17,38 @@ function entry(pluginId: string, namespace: string, key: string, value: unknown,
   });
 }
 
+/** The ACPX runtime's plugin id: its gateway instance id and process leases live under it. */
+export const ACPX_PLUGIN_ID = "acpx";
+
+/**
+ * The gateway instance record as the ACPX runtime reads it from `gateway-instance/current`: {instanceId, createdAt}.
+ * Any other value (one without a non-blank `instanceId`) it discards and mints a new id over, which orphans every
+ * lease of the old one. `keep`: a row already there wins (the lease importer only fills a missing one).
+ */
+export function acpxGatewayInstanceRow(instanceId: string, createdAt: number, mode: "upsert" | "keep" = "upsert"): RowSpec {
+  return row(
+    "plugin_state_entries",
+    ["plugin_id", "namespace", "entry_key"],
+    { plugin_id: ACPX_PLUGIN_ID, namespace: "gateway-instance", entry_key: "current", value_json: JSON.stringify({ instanceId, createdAt }), created_at: createdAt, expires_at: null },
+    { mode },
+  );
+}
+
+/** The id a `gateway-instance-id` file holds (its one trimmed line), or null when it is missing or not one line. */
+export function readGatewayInstanceId(file: string): string | null {
+  try {
+    if (!fs.lstatSync(file).isFile()) return null;
+    const id = String(readTextSource(file).value).trim();
+    return id && !id.includes("\n") ? id : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * `gateway-instance-id`: one line of text → plugin "acpx", namespace "gateway-instance", key "current", value
- * {version: 1, id} (where the ACPX runtime looks). Earlier versions of this tool wrote it under gateway/instance/id,
- * where nothing reads it: that row is removed in the same transaction.
+ * {instanceId, createdAt: the file's mtime} (where and how the ACPX runtime reads it). Earlier versions of this tool
+ * wrote it under gateway/instance/id, where nothing reads it: that row is removed in the same transaction.
  */
 export const gatewayInstanceIdSpec: JsonRowsSpec = {
   kind: "gateway-instance-id",
@@ -33,33 +62,12 @@ export const gatewayInstanceIdSpec: JsonRowsSpec = {
     if (!id || id.includes("\n")) throw new OperationError("invalid_shape", `${source.path}: expected one line holding the instance id; the file was left in place.`, { path: source.path });
     return {
       records: 1,
-      rows: [entry("acpx", "gateway-instance", "current", { version: 1, id }, source.mtimeMs)],
+      rows: [acpxGatewayInstanceRow(id, source.mtimeMs)],
       replace: [{ table: "plugin_state_entries", where: { plugin_id: "gateway", namespace: "instance", entry_key: "id" } }],
     };
   },
 };
 export const gatewayInstanceIdImporter = jsonRowsImporter(gatewayInstanceIdSpec);
-
-/**
- * `acpx/process-leases.json` ({version:1, leases:[{leaseId, gatewayInstanceId, sessionKey, rootPid, state, …}]}) →
- * plugin "acpx", namespace "process-leases", one row per lease keyed by its id (the runtime reaps stale ones).
- */
-export const acpxProcessLeasesImporter = jsonRowsImporter({
-  kind: "acpx-process-leases",
-  label: { one: "legacy ACPX process lease file", many: "legacy ACPX process lease files", records: "leases" },
-  targetTable: "plugin_state_entries",
-  targetTables: ["plugin_state_entries"],
-  detect: (ctx) => fileSource("acpx-process-leases", ctx.root, "acpx/process-leases.json"),
-  rows(v, source) {
-    const list = isObject(v) && Array.isArray(v.leases) ? v.leases : null;
-    if (!list) throw shapeError(source.path, 'an object with a "leases" array', v);
-    const rows = list
-      .filter((l): l is Record<string, unknown> => isObject(l) && typeof l.leaseId === "string" && l.leaseId.trim() !== "")
-      .map((l) => entry("acpx", "process-leases", (l.leaseId as string).trim(), l, typeof l.startedAt === "number" ? Math.trunc(l.startedAt) : source.mtimeMs));
-    const skipped = list.length - rows.length;
-    return { records: list.length, rows, skipped, ...(skipped ? { warnings: [`${skipped} lease(s) without a leaseId were skipped`] } : {}) };
-  },
-});
 
 /** `settings/tts.json`: the default TTS preferences → plugin "speech-core", namespace "tts-preferences", key "default". */
 export const ttsSettingsImporter = jsonRowsImporter({

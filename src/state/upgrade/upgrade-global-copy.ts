@@ -141,6 +141,31 @@ function allowlistId(agentId: string, index: number, entry: Record<string, unkno
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/**
+ * Earlier builds of this tool stored the ACPX gateway instance id at acpx/gateway-instance/current as
+ * {"version":1,"id":…}; the ACPX runtime reads only {instanceId, createdAt} there and mints a new id over anything
+ * else, which leaves every imported process lease of the old id unreaped. Exactly that shape is rewritten (createdAt:
+ * the row's created_at, the legacy file's mtime); any other value is copied as it is.
+ */
+function withAcpxGatewayRecord(ctx: GlobalUpgradeContext, table: string, rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  if (table !== "plugin_state_entries") return rows;
+  let rewritten = 0;
+  const out = rows.map((r) => {
+    if (r.plugin_id !== "acpx" || r.namespace !== "gateway-instance" || r.entry_key !== "current") return r;
+    let v: unknown;
+    try {
+      v = JSON.parse(String(r.value_json));
+    } catch {
+      return r;
+    }
+    if (!isObject(v) || Object.keys(v).join(",") !== "version,id" || v.version !== 1 || typeof v.id !== "string" || !v.id.trim()) return r;
+    rewritten += 1;
+    return { ...r, value_json: JSON.stringify({ instanceId: v.id.trim(), createdAt: r.created_at }) };
+  });
+  if (rewritten > 0) note(ctx, "global.acpx-gateway-instance", `plugin_state_entries: the ACPX gateway instance id an earlier openclaw-state stored as {"version":1,"id":…} is written as {instanceId, createdAt}, the shape the ACPX runtime reads.`);
+  return out;
+}
+
 /** Type changes where SQLite's STRICT conversion keeps the value exactly (an integer stored in a REAL column). */
 const SAFE_TYPE_CHANGES = new Set(["INTEGER>REAL"]);
 
@@ -150,7 +175,7 @@ function columns(handle: GlobalUpgradeContext["src"], table: string): ColumnInfo
 
 export function copySameMeaningTable(ctx: GlobalUpgradeContext, table: string): void {
   if (!ctx.sourceTables.has(table)) return;
-  const rows = withOpenclawKeys(ctx, table, withoutHeldDeliveries(ctx, table, withoutConfigAudit(table, readAll(ctx, table))));
+  const rows = withAcpxGatewayRecord(ctx, table, withOpenclawKeys(ctx, table, withoutHeldDeliveries(ctx, table, withoutConfigAudit(table, readAll(ctx, table)))));
   if (rows.length === 0) return;
   const src = new Map(columns(ctx.src, table).map((c) => [c.name, c]));
   const dst = columns(ctx.dst, table);

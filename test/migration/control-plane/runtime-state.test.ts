@@ -173,7 +173,7 @@ describe("ACP and ACPX state, the plugin index", () => {
     await migrate(paths);
     const after = entries();
     expect(after.map((e) => [e.plugin_id, e.namespace, e.entry_key])).toEqual([["acpx", "gateway-instance", "current"], ["acpx", "process-leases", "lease-1"]]);
-    expect(JSON.parse(after[0]!.value_json as string)).toEqual({ version: 1, id: "gw-instance-42" });
+    expect(JSON.parse(after[0]!.value_json as string)).toEqual({ instanceId: "gw-instance-42", createdAt: after[0]!.created_at });
     expect(JSON.parse(after[1]!.value_json as string)).toMatchObject({ leaseId: "lease-1", rootPid: 4242, state: "open" });
     expect(after[1]!.created_at).toBe(1767000007000);
   });

@@ -70,7 +70,8 @@ describe("small state importers", () => {
       ["crestodian", "audit", "00000003:<hash>"],
       ["speech-core", "tts-preferences", "default"],
     ]);
-    expect(JSON.parse(plugin.find((p) => p.plugin_id === "acpx")!.value_json)).toEqual({ version: 1, id: "gw-7f3e2d1c" });
+    // The record the ACPX runtime accepts ({instanceId, createdAt}: the file's mtime); it mints a new id over any other.
+    expect(JSON.parse(plugin.find((p) => p.plugin_id === "acpx")!.value_json)).toEqual({ instanceId: "gw-7f3e2d1c", createdAt: expect.any(Number) });
     // plugins/installs.json is the installed-plugin index singleton row (an older install map: no manifest cache).
     const index = rows<{ index_key: string; version: number; install_records_json: string; plugins_json: string }>(db, "SELECT index_key, version, install_records_json, plugins_json FROM installed_plugin_index");
     expect(index.map((r) => [r.index_key, r.version, Object.keys(JSON.parse(r.install_records_json)), r.plugins_json])).toEqual([["default", 1, ["voice-call"], "[]"]]);

@@ -115,6 +115,22 @@ describe("upgradeGlobalDb", () => {
     expect(kinds(target)).toEqual(["browser/openclaw-sbx-browser-main", "browser/openclaw-sbx-browser-ops", "container/openclaw-sbx-main", "container/openclaw-sbx-ops"]);
   });
 
+  it("writes the ACPX gateway instance id as the ACPX runtime reads it ({instanceId, createdAt}), also a {version, id} row an earlier build stored", async () => {
+    const { state, source, target } = await designV1("migration/acpx");
+    const gateway = (file: string) => cli<{ value_json: string; created_at: number }>(file, "SELECT value_json, created_at FROM plugin_state_entries WHERE plugin_id = 'acpx' AND namespace = 'gateway-instance' AND entry_key = 'current'");
+    const [staged] = gateway(source);
+    expect(JSON.parse(staged!.value_json)).toEqual({ instanceId: "gw-instance-42", createdAt: staged!.created_at });
+    upgradeGlobalDb({ source, target, stateDir: state.stateDir });
+    expect(gateway(target)).toEqual([staged]);
+    // A design-v1 file an earlier build wrote: the one shape it used is rewritten, nothing else about the row changes.
+    execFileSync("sqlite3", [source, `UPDATE plugin_state_entries SET value_json = '{"version":1,"id":"gw-instance-42"}' WHERE namespace = 'gateway-instance'`]);
+    const again = path.join(state.root, "upgraded-2", "openclaw.sqlite");
+    const result = upgradeGlobalDb({ source, target: again, stateDir: state.stateDir });
+    expect(gateway(again)).toEqual([staged]);
+    expect(result.notes.map((n) => n.code)).toContain("global.acpx-gateway-instance");
+    expect(cli(again, "SELECT entry_key FROM plugin_state_entries WHERE namespace = 'process-leases'")).toEqual([{ entry_key: "lease-1" }]);
+  });
+
   it("copies the same-meaning tables of the kitchen sink and names every row it cannot map", async () => {
     const { state, source, target } = await designV1("migration/kitchen-sink");
     const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir });
