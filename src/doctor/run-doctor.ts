@@ -11,6 +11,7 @@ import type { GlobalDatabase } from "../state/state-databases.js";
 import type { UpgradeFormatResult } from "../migration/upgrade-format.js";
 import { configCheck } from "./checks/config-check.js";
 import { leaseCheck } from "./checks/lease-check.js";
+import { keySpellingCheck } from "./checks/key-spelling-check.js";
 import { legacyCheck } from "./checks/legacy-check.js";
 import { misplacedRowsCheck } from "./checks/misplaced-rows-check.js";
 import { movedCronStoreCheck } from "./checks/moved-cron-store-check.js";
@@ -23,7 +24,7 @@ import { doctorDryRun, type DoctorDryRun } from "./dry-run.js";
 import { assertStateUnchanged, lockedReadError, observeState } from "./planned-state.js";
 import type { CheckContext, DoctorCheck, DoctorProgress, Finding, MigrationFixOptions, Repair, RepairApplyResult, RepairOutcome } from "./types.js";
 
-export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, configCheck, leaseCheck, legacyCheck, misplacedRowsCheck, movedCronStoreCheck, formatCheck, modesCheck];
+export const DEFAULT_CHECKS: readonly DoctorCheck[] = [restoreLeftoverCheck, storageCheck, configCheck, leaseCheck, legacyCheck, misplacedRowsCheck, movedCronStoreCheck, keySpellingCheck, formatCheck, modesCheck];
 
 export interface DoctorOptions {
   paths: StatePaths;

@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { isStagedConfigAudit } from "./upgrade-global-config-audit.js";
 import { type GlobalUpgradeContext, bump, note, readAll } from "./upgrade-global-context.js";
+import { OPENCLAW_KEY_SPELLINGS, openclawSpelling } from "../key-spellings.js";
 
 interface ColumnInfo {
   name: string;
@@ -66,41 +67,20 @@ function withoutConfigAudit(table: string, rows: Array<Record<string, unknown>>)
 }
 
 /**
- * Keys whose spelling differs between the formats: the design-v1 singleton row of exec approvals is `default`;
- * 2026.9.6 reads and writes only `config_key = 'current'` (its EXEC_APPROVALS_CONFIG_KEY), so a row under any other
- * key would be invisible to its runtime. Likewise the device identity: design-v1 `default`, 2026.9.6 only
- * `identity_key = 'primary'` (its PRIMARY_DEVICE_IDENTITY_KEY); under `default` its gateway would mint a new identity
- * and no longer match the paired device. And the restart sentinel: design-v1 `default`, 2026.9.6 only
- * `sentinel_key = 'current'` (its RESTART_SENTINEL_KEY); under `default` its gateway would never see the restart it
- * was to report.
+ * Keys whose spelling differs between the formats (OPENCLAW_KEY_SPELLINGS says why each matters): a row under the
+ * design-v1 spelling would be invisible to OpenClaw's runtime. Design-v1 holds only its own spelling, so a rename
+ * cannot collide here; in a database already in OpenClaw's format the doctor's key-spelling repair re-spells them.
  */
-const OPENCLAW_SINGLETON_KEYS: Record<string, { column: string; from: string; to: string }> = {
-  exec_approvals_config: { column: "config_key", from: "default", to: "current" },
-  device_identities: { column: "identity_key", from: "default", to: "primary" },
-  gateway_restart_sentinel: { column: "sentinel_key", from: "default", to: "current" },
-};
-
-/**
- * Key values spelled otherwise in OpenClaw's format: design-v1 names a sandbox registry kind after its legacy file
- * (`containers`, `browsers`); 2026.9.6 reads and writes only `container` and `browser` (its sandbox registry), so a
- * plural row would be invisible to its runtime, which would then start a second container for the same session.
- */
-const OPENCLAW_KEY_VALUES: Record<string, { column: string; values: Record<string, string> }> = {
-  sandbox_registry_entries: { column: "registry_kind", values: { containers: "container", browsers: "browser" } },
-};
-
 function withOpenclawKeys(ctx: GlobalUpgradeContext, table: string, rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
-  const spelled = OPENCLAW_KEY_VALUES[table];
-  if (spelled) {
-    return rows.map((r) => {
-      const to = spelled.values[String(r[spelled.column])];
-      return to === undefined ? r : { ...r, [spelled.column]: to };
-    });
-  }
-  const key = OPENCLAW_SINGLETON_KEYS[table];
-  if (!key) return rows;
-  const rekeyed = rows.map((r) => (r[key.column] === key.from ? { ...r, [key.column]: key.to } : r));
-  return table === "exec_approvals_config" ? rekeyed.map((r) => withAllowlistIds(ctx, r)) : rekeyed;
+  const spellings = OPENCLAW_KEY_SPELLINGS.filter((s) => s.table === table);
+  const respelled =
+    spellings.length === 0
+      ? rows
+      : rows.map((r) => {
+          const column = spellings.find((s) => s.from === r[s.column])?.column;
+          return column === undefined ? r : { ...r, [column]: openclawSpelling(table, column, r[column]) };
+        });
+  return table === "exec_approvals_config" ? respelled.map((r) => withAllowlistIds(ctx, r)) : respelled;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
