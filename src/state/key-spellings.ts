@@ -118,8 +118,10 @@ export function respellKeys(db: GlobalDatabase, stateDir: string, now: number, e
     const result = db.immediate((): RespellResult => {
       const rows = findMisspelledRows(db);
       if (expected !== undefined && misspelledFingerprint(rows) !== expected) return { rows, keptRowsPath: null, changedSinceScan: true };
+      const shapes = new Map<string, TableShape>();
       for (const r of rows) {
-        const shape = shapeOf(db.handle, r.spelling.table);
+        const shape = shapes.get(r.spelling.table) ?? shapeOf(db.handle, r.spelling.table);
+        shapes.set(r.spelling.table, shape);
         const table = quoteId(r.spelling.table);
         const keyOf = (row: Row): unknown[] => shape.key.map((k) => row[k] ?? null);
         const dropped = r.action === "rename" ? null : r.action === "replace-older" ? r.existing! : r.row;

@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { isStagedConfigAudit } from "./upgrade-global-config-audit.js";
 import { type GlobalUpgradeContext, bump, note, readAll } from "./upgrade-global-context.js";
-import { OPENCLAW_KEY_SPELLINGS, openclawSpelling } from "../key-spellings.js";
+import { OPENCLAW_KEY_SPELLINGS } from "../key-spellings.js";
 
 interface ColumnInfo {
   name: string;
@@ -77,8 +77,8 @@ function withOpenclawKeys(ctx: GlobalUpgradeContext, table: string, rows: Array<
     spellings.length === 0
       ? rows
       : rows.map((r) => {
-          const column = spellings.find((s) => s.from === r[s.column])?.column;
-          return column === undefined ? r : { ...r, [column]: openclawSpelling(table, column, r[column]) };
+          const spelling = spellings.find((s) => s.from === r[s.column]);
+          return spelling === undefined ? r : { ...r, [spelling.column]: spelling.to };
         });
   return table === "exec_approvals_config" ? respelled.map((r) => withAllowlistIds(ctx, r)) : respelled;
 }

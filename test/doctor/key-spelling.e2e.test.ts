@@ -1,0 +1,66 @@
+// End to end: the real binary names rows an earlier openclaw-state keyed as design-v1 spelled them, --fix re-spells them; a rerun is a no-op.
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { createOpenclawDatabase } from "../../src/state/openclaw-database.js";
+import { makeTempState, runBin, type CliRun } from "../helpers/temp-state.js";
+
+interface DoctorJson {
+  ok: boolean;
+  exitCode: number;
+  findings: Array<{ id: string; severity: string }>;
+  repairs: Array<{ id: string; status: string; detail?: string; rows?: { backupPath: string | null; moved: Array<{ from: string; to: string; action: string }> } }>;
+}
+
+function json(run: CliRun): DoctorJson {
+  const doc = JSON.parse(run.stdout) as DoctorJson;
+  expect(doc.ok).toBe(run.code === 0);
+  expect(doc.exitCode).toBe(run.code);
+  return doc;
+}
+
+const spellingIds = (doc: DoctorJson) => doc.findings.filter((f) => f.id === "storage.key-spelling").map((f) => f.severity);
+
+describe("openclaw-state doctor on a 9.6-format state with design-v1 key spellings", () => {
+  it("warns, --fix --yes re-spells behind a verified backup (exit 0), keeps the older copy, the rerun changes nothing", async () => {
+    const state = makeTempState();
+    fs.mkdirSync(state.stateDir, { recursive: true, mode: 0o700 });
+    const db = createOpenclawDatabase({ path: state.paths.globalDbPath, role: "global" });
+    db.prepare("INSERT INTO sandbox_registry_entries (registry_kind, container_name, image, entry_json, updated_at) VALUES ('containers', 'c1', 'old', '{}', 100), ('container', 'c1', 'runtime', '{}', 200), ('browsers', 'b1', 'img', '{}', 50)").run();
+    db.prepare("INSERT INTO gateway_restart_sentinel (sentinel_key, version, kind, status, ts, payload_json, updated_at_ms) VALUES ('default', 1, 'restart', 'ok', 10, '{}', 10)").run();
+    db.close();
+    const env = { ...state.env, OPENCLAW_BACKUP_DIR: path.join(state.root, "archives") };
+
+    const check = await runBin(["doctor", "--json"], env);
+    expect(spellingIds(json(check))).toEqual(["warning"]);
+
+    const fix = await runBin(["doctor", "--fix", "--yes", "--json"], env);
+    expect(fix.code).toBe(0);
+    const fixed = json(fix);
+    const repair = fixed.repairs.find((r) => r.id === "storage.key-spelling.respell")!;
+    expect(repair.status).toBe("applied");
+    expect(repair.rows!.moved.map((m) => [m.from, m.to, m.action])).toEqual([
+      ['gateway_restart_sentinel {"sentinel_key":"default"}', 'gateway_restart_sentinel {"sentinel_key":"current"}', "moved"],
+      ['sandbox_registry_entries {"registry_kind":"containers","container_name":"c1"}', 'sandbox_registry_entries {"registry_kind":"container","container_name":"c1"}', "superseded"],
+      ['sandbox_registry_entries {"registry_kind":"browsers","container_name":"b1"}', 'sandbox_registry_entries {"registry_kind":"browser","container_name":"b1"}', "moved"],
+    ]);
+    expect(fs.existsSync(repair.rows!.backupPath!)).toBe(true);
+    expect(spellingIds(fixed)).toEqual([]);
+    const live = new Database(state.paths.globalDbPath, { readonly: true });
+    expect(live.prepare("SELECT registry_kind, container_name, image FROM sandbox_registry_entries ORDER BY container_name").raw().all()).toEqual([
+      ["browser", "b1", "img"],
+      ["container", "c1", "runtime"],
+    ]);
+    expect(live.prepare("SELECT sentinel_key FROM gateway_restart_sentinel").pluck().all()).toEqual(["current"]);
+    live.close();
+    const keptDirs = fs.readdirSync(path.join(state.stateDir, "migrated")).filter((d) => d.startsWith("key-spellings-"));
+    expect(keptDirs).toHaveLength(1);
+
+    const before = fs.readFileSync(state.paths.globalDbPath);
+    const again = await runBin(["doctor", "--fix", "--yes", "--json"], env);
+    expect(again.code).toBe(0);
+    expect(json(again).repairs.filter((r) => r.id === "storage.key-spelling.respell")).toEqual([]);
+    expect(fs.readFileSync(state.paths.globalDbPath).equals(before)).toBe(true);
+  });
+});
