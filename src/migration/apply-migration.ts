@@ -5,34 +5,20 @@ import { describeError, SchemaFormatError, SQLITE_BUSY_MESSAGE } from "../core/e
 import { isOurFormat } from "../state/db-format.js";
 import { collectGarbage, releaseMemory } from "../core/heap.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
-import { agentBatches, importInGroups, prepareRoutes, verifyInGroups, type RouteGroups } from "./agent-routes.js";
+import { agentBatches } from "./agent-routes.js";
 import { openAgentDatabase, type AgentDatabase, type GlobalDatabase } from "../state/state-databases.js";
 import { takePreMigrationBackup, type PreMigrationBackup, type PreMigrationBackupFn } from "./backup-step.js";
 import { brokenFromBackupError, findBrokenAgentDatabases, withoutBrokenAgents, type BrokenDatabase } from "./broken-databases.js";
 import { SET_ASIDE_PREFIX, unretiredOutcomes } from "./upgrade-wait.js";
-import { importerFor } from "./importers/index.js";
-import type { PreparedTranscript } from "./importers/transcript-parse.js";
 import { TranscriptPrepareAhead, TranscriptPreparer, type TranscriptPrepareMode } from "./importers/transcript-prepare.js";
 import { moveLegacyAgentDir } from "./layout.js";
 import { applyConfigFix } from "./legacy-config.js";
-import {
-  closeInterruptedRuns,
-  finishRun,
-  findSourceByKey,
-  LEDGER_SCHEMA,
-  ledgerCounts,
-  startRun,
-  writeSource,
-  writeSourceAttached,
-  writeSourceInTransaction,
-  type LedgerStatus,
-  type SourceReport,
-  type SourceRowInput,
-} from "./ledger.js";
+import { closeInterruptedRuns, finishRun, LEDGER_SCHEMA, startRun, writeSource } from "./ledger.js";
 import { adoptPlan, forgetInspections, planMigration, readConfiguredMainKey, yieldToLoop } from "./plan-migration.js";
-import { removeDirIfEmpty, retirementOf } from "./retire.js";
+import { removeDirIfEmpty } from "./retire.js";
 import { RetireQueue, type PendingRetirement } from "./retire-queue.js";
-import type { ImportContext, ImportCounts, MigrationPlan, MigrationProgress, MigrationRunResult, PlannedSource, RunStatus, SourceImporter, SourceOutcome } from "./types.js";
+import { outcomeOf, processSource, processSourceSkipped, rowInput, type RunState } from "./process-source.js";
+import type { MigrationPlan, MigrationProgress, MigrationRunResult, PlannedSource, RunStatus, SourceOutcome } from "./types.js";
 
 /** What the merge path answers before retirement (see ApplyMigrationOptions.beforeRetire). */
 export interface MergedBeforeRetire {
@@ -88,207 +74,6 @@ const RETIRE_BATCH = 128;
 
 export function newRunId(now: number): string {
   return `${new Date(now).toISOString().replace(/[-:.]/g, "")}-${crypto.randomBytes(3).toString("hex")}`;
-}
-
-interface RunState {
-  options: ApplyMigrationOptions;
-  runId: string;
-  mainKey: string;
-  outcomes: SourceOutcome[];
-  progress: MigrationProgress;
-  retire: RetireQueue;
-  /** The verified pre-migration archive of this run, once written. */
-  backupPath: string | null;
-  /** Agent databases set aside (corrupt, unreadable): nothing is written to them, not even through a route. */
-  broken: readonly BrokenDatabase[];
-}
-
-function outcomeOf(s: PlannedSource, status: SourceOutcome["status"], extra: Partial<SourceOutcome> = {}): SourceOutcome {
-  return {
-    kind: s.kind,
-    agentId: s.agentId,
-    path: s.path,
-    relativePath: s.relativePath,
-    sizeBytes: s.sizeBytes,
-    mtimeMs: s.mtimeMs,
-    sha256: s.sha256,
-    targetTable: s.targetTable,
-    action: s.action,
-    status,
-    warnings: [],
-    notes: [],
-    retired: null,
-    ...extra,
-  };
-}
-
-function rowInput(runId: string, s: PlannedSource, outcome: SourceOutcome, status: LedgerStatus, counts: ImportCounts | null, importedAt: number | null, removed: boolean, archive?: string | null): SourceRowInput {
-  const report: SourceReport = {
-    ...outcome,
-    mtime: new Date(s.mtimeMs).toISOString(),
-    ...(archive ? { backupPath: archive } : {}),
-    ...(counts ? { counts: { records: counts.records, rows: counts.rows, skipped: counts.skipped, expect: counts.expect } } : {}),
-  };
-  return {
-    key: s.sourceKey!,
-    kind: s.kind,
-    relativePath: s.relativePath,
-    targetTable: s.targetTable,
-    sha256: s.sha256,
-    sizeBytes: s.sizeBytes,
-    records: counts?.records ?? s.records,
-    runId,
-    status,
-    importedAt,
-    removed,
-    report,
-  };
-}
-
-/** An importer bound to its target database: the transaction holding rows and ledger row, verify. */
-interface BoundImporter {
-  /**
-   * Imports and calls `commitWith` with the counts inside the transaction of the rows, so the ledger row commits with
-   * them. A store whose other agents take several groups (RouteGroups) commits the earlier groups first, each in a
-   * transaction of its own, and the last with the store's own rows: `commitWith` then sees the counts of them all.
-   */
-  importWith(commitWith: (counts: ImportCounts) => void): ImportCounts;
-  verify(expected: ImportCounts): string | null;
-  /** Writes the ledger row inside `importWith` (same commit as the rows). */
-  writeLedger(input: SourceRowInput): void;
-}
-
-/** Runs `run` in the transaction `tx` and hands its counts to `commitWith` before the commit. */
-function importIn(tx: (fn: () => ImportCounts) => ImportCounts, run: () => ImportCounts, commitWith: (counts: ImportCounts) => void): ImportCounts {
-  return tx(() => {
-    const counts = run();
-    commitWith(counts);
-    return counts;
-  });
-}
-
-/**
- * `agentDb` is the source's agent DB (global attached) for agent-target sources, null for global-target ones;
- * `routing` the other agents' databases a session index files keys under.
- */
-function bindImporter(importer: SourceImporter, s: PlannedSource, ctx: ImportContext, global: GlobalDatabase, agentDb: AgentDatabase | null, routing: RouteGroups | null): BoundImporter {
-  // A verification that throws (the file vanished, the DB is unreadable) is a mismatch, never a run failure.
-  const safely = (verify: () => string | null): string | null => {
-    try {
-      return verify();
-    } catch (error) {
-      return `verification could not run (${describeError(error)})`;
-    }
-  };
-  if (importer.target === "global") {
-    return {
-      importWith: (commitWith) => importIn((fn) => global.immediate(fn), () => importer.import(global, s, ctx), commitWith),
-      verify: (expected) => safely(() => importer.verify(global, s, expected, ctx)),
-      writeLedger: (input) => writeSourceInTransaction(global, input),
-    };
-  }
-  if (agentDb === null || ctx.agentId === null) throw new Error(`source ${s.relativePath} targets an agent database but has no agent`);
-  const agentId = ctx.agentId;
-  const writeLedger = (input: SourceRowInput): void => writeSourceAttached(agentDb, input);
-  if (routing === null) {
-    const actx = { ...ctx, agentId };
-    return {
-      importWith: (commitWith) => importIn((fn) => agentDb.immediate(fn), () => importer.import(agentDb, s, actx), commitWith),
-      verify: (expected) => safely(() => importer.verify(agentDb, s, expected, actx)),
-      writeLedger,
-    };
-  }
-  const last = routing.groups.length - 1;
-  // In several groups, each pass writes (and checks) its group's keys only, and the last one the store's own too.
-  const passCtx = (i: number, routes: ReadonlyMap<string, string>) => ({ ...ctx, agentId, routes, ...(last > 0 ? { routedPass: { own: i === last } } : {}) });
-  return {
-    importWith: (commitWith) => importInGroups(routing, agentDb, (i, routes) => importer.import(agentDb, s, passCtx(i, routes)), commitWith),
-    verify: (expected) => verifyInGroups(routing, (i) => safely(() => routing.withGroup(i, (routes) => importer.verify(agentDb, s, expected, passCtx(i, routes))))),
-    writeLedger,
-  };
-}
-
-/** Imports one source in its own transaction (rows + ledger row), verifies, then retires it. */
-function processSource(state: RunState, agentDb: AgentDatabase | null, s: PlannedSource, prepared: PreparedTranscript | null): SourceOutcome {
-  if (s.action === "skip" || s.sourceKey === null) return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
-  if (!s.routedAgents?.length || agentDb === null) return processSourceWith(state, agentDb, s, prepared, null);
-  let routing: RouteGroups;
-  try {
-    routing = prepareRoutes({ paths: state.options.paths, global: state.options.global, broken: state.broken, retire: state.retire }, agentDb, s.routedAgents);
-  } catch (error) {
-    return outcomeOf(s, "failed", { reason: describeError(error) });
-  }
-  try {
-    return processSourceWith(state, agentDb, s, prepared, routing);
-  } finally {
-    routing.close();
-  }
-}
-
-function processSourceWith(state: RunState, agentDb: AgentDatabase | null, s: PlannedSource, prepared: PreparedTranscript | null, routing: RouteGroups | null): SourceOutcome {
-  const { global } = state.options;
-  if (s.sourceKey === null) return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
-  const ctx: ImportContext = { agentId: s.agentId, mainKey: state.mainKey, runId: state.runId, paths: state.options.paths, prepared };
-  let importer: BoundImporter;
-  try {
-    importer = bindImporter(importerFor(s.kind), s, ctx, global, agentDb, routing);
-  } catch (error) {
-    return outcomeOf(s, "failed", { reason: describeError(error) });
-  }
-  const notes: string[] = [];
-  // Kinds the design deletes (never-shipped sidecars) go once the verified backup holds them.
-  const retirement = retirementOf(s, { stateDir: state.options.paths.stateDir, runId: state.runId, removeSources: Boolean(state.options.removeSources), deleteAfterBackup: importerFor(s.kind).retire === "delete-after-backup", backedUp: state.backupPath !== null });
-  const destination = retirement.retired === "moved" ? retirement.retiredTo : null;
-
-  if (s.action === "already-imported") {
-    const row = findSourceByKey(global, s.sourceKey);
-    const recorded = row ? ledgerCounts(row) : null;
-    const mismatch = row && recorded ? importer.verify(recorded) : "the ledger row has no counts";
-    if (mismatch === null && row && recorded) {
-      const status: LedgerStatus = row.status === "warning" ? "warning" : "imported";
-      const outcome = outcomeOf(s, "already-imported", { recordsParsed: recorded.records, reason: "unchanged since its import: nothing to write", ...retirement });
-      // Ledger first, then the move: a crash in between leaves an already-imported file the next run retires.
-      writeSource(global, rowInput(state.runId, s, outcome, status, recorded, row.imported_at, true));
-      return state.retire.defer({ s, outcome, status, counts: recorded, importedAt: row.imported_at, destination });
-    }
-    notes.push(`the ledger said imported, but ${mismatch}: imported again`);
-  }
-
-  let counts: ImportCounts;
-  let status: LedgerStatus = "imported";
-  const importedAt = Date.now();
-  try {
-    counts = importer.importWith((c) => {
-      status = c.warnings.length > 0 ? "warning" : "imported";
-      // The ledger row already records the retirement about to happen: a crash before the move leaves an
-      // already-imported source that the next run retires; a failed verification or move rewrites the row.
-      const outcome = outcomeOf(s, status, { recordsParsed: c.records, rows: c.rows, warnings: c.warnings, ...retirement });
-      importer.writeLedger(rowInput(state.runId, s, outcome, status, c, importedAt, true));
-    });
-  } catch (error) {
-    const reason = describeError(error);
-    const outcome = outcomeOf(s, "failed", { reason, notes });
-    try {
-      // A failed attempt remembers the archive holding these bytes: retries of them need no new backup.
-      writeSource(global, rowInput(state.runId, s, outcome, "failed", null, null, false, state.backupPath ?? s.coveredByBackup));
-    } catch (ledgerError) {
-      outcome.warnings.push(`could not record the failure in the ledger: ${describeError(ledgerError)}`);
-    }
-    return outcome;
-  }
-
-  const outcome = outcomeOf(s, status, { recordsParsed: counts.records, rows: counts.rows, warnings: counts.warnings, notes: [...notes, ...counts.notes], ...retirement });
-  const mismatch = importer.verify(counts);
-  if (mismatch !== null) {
-    // Committed but not what was parsed: never retire; the failed ledger row makes the next run import it again.
-    outcome.status = "failed";
-    outcome.reason = `verification failed after commit: ${mismatch}; the source was left in place`;
-    outcome.retired = null;
-    delete outcome.retiredTo;
-    writeSource(global, rowInput(state.runId, s, outcome, "failed", counts, importedAt, false, state.backupPath ?? s.coveredByBackup));
-    return outcome;
-  }
-  return state.retire.defer({ s, outcome, status, counts, importedAt, destination });
 }
 
 /**
@@ -617,6 +402,3 @@ export async function applyMigration(options: ApplyMigrationOptions): Promise<Mi
   return result;
 }
 
-function processSourceSkipped(s: PlannedSource): SourceOutcome {
-  return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });
-}
