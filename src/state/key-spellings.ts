@@ -1,6 +1,7 @@
-// Keys OpenClaw spells otherwise than an earlier openclaw-state did: the one table of them, and the repair of rows already written so.
+// Keys (and one value) OpenClaw spells otherwise than an earlier openclaw-state did: the one table of them, and the repair of rows already written so.
 import path from "node:path";
 import type Database from "better-sqlite3";
+import { ACPX_GATEWAY_INSTANCE, classifyAcpxGatewayValue, type AcpxGatewayValue } from "./acpx-gateway-record.js";
 import { KeptRows } from "./merge/kept-rows.js";
 import { keyJson, quoteId, rowJson, rowTime, sameRow, tableShape, type TableShape } from "./merge/table-shape.js";
 import { ensurePrivateDirBelow } from "./private-fs.js";
@@ -91,14 +92,36 @@ export function findMisspelledRows(db: GlobalDatabase): MisspelledRow[] {
   return found;
 }
 
+/** The ACPX gateway instance row when its runtime would not read it: rewritten by the repair (`earlier`) or named and left (`other`). */
+export interface AcpxGatewayRow {
+  row: Row;
+  /** The row's key as JSON. */
+  key: string;
+  value: Exclude<AcpxGatewayValue, { kind: "runtime" }>;
+}
+
+/** The ACPX gateway instance row of a current-format DB, unless it is absent or already what the runtime reads. Read only. */
+export function findAcpxGatewayRow(db: GlobalDatabase): AcpxGatewayRow | null {
+  if (!isCurrentOpenclaw(db) || !db.tableNames().includes("plugin_state_entries")) return null;
+  const { pluginId, namespace, entryKey } = ACPX_GATEWAY_INSTANCE;
+  const row = db.handle.prepare("SELECT * FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? AND entry_key = ?").get(pluginId, namespace, entryKey) as Row | undefined;
+  if (!row) return null;
+  const value = classifyAcpxGatewayValue(row.value_json, row.created_at);
+  if (value.kind === "runtime") return null;
+  return { row, key: keyJson(shapeOf(db.handle, "plugin_state_entries"), row), value };
+}
+
 /** What the scan saw: a repair whose rows changed since the backup was taken changes nothing. */
-export function misspelledFingerprint(rows: readonly MisspelledRow[]): string {
-  return JSON.stringify(rows.map((r) => [r.spelling.table, rowJson(r.row), r.existing === null ? null : rowJson(r.existing), r.action]));
+export function misspelledFingerprint(rows: readonly MisspelledRow[], acpx: AcpxGatewayRow | null = null): string {
+  const spelled = rows.map((r) => [r.spelling.table, rowJson(r.row), r.existing === null ? null : rowJson(r.existing), r.action]);
+  return JSON.stringify(acpx === null ? spelled : [...spelled, ["acpx", rowJson(acpx.row), acpx.value.kind]]);
 }
 
 export interface RespellResult {
   /** Every row re-spelled or dropped, with what happened. */
   rows: MisspelledRow[];
+  /** The ACPX gateway instance row the runtime would not read: rewritten when it is `earlier`, left when `other`. */
+  acpx: AcpxGatewayRow | null;
   /** The file holding every row dropped (the older or superseded copy); null when none was dropped. */
   keptRowsPath: string | null;
   /** Set when nothing was changed because the rows differ from what the backup was taken over. */
@@ -109,7 +132,8 @@ export interface RespellResult {
  * Re-spells every row in one IMMEDIATE transaction (scanned again inside it). A row alone under its key is renamed
  * in place (an UPDATE of the key column). When OpenClaw's spelling already holds a row, the newer one wins and the
  * other is first copied to the kept-rows file (`migrated/key-spellings-<time>/global.sqlite`, committed before the
- * live change) and then deleted. `expected`: the fingerprint the backup covers.
+ * live change) and then deleted. The ACPX gateway instance row an earlier build wrote as {version: 1, id} is
+ * rewritten in place, its old row first copied to the same kept-rows file. `expected`: the fingerprint the backup covers.
  */
 export function respellKeys(db: GlobalDatabase, stateDir: string, now: number, expected?: string): RespellResult {
   const keptPath = path.join(stateDir, "migrated", `key-spellings-${new Date(now).toISOString().replace(/[:.]/g, "-")}`, "global.sqlite");
@@ -117,7 +141,8 @@ export function respellKeys(db: GlobalDatabase, stateDir: string, now: number, e
   try {
     const result = db.immediate((): RespellResult => {
       const rows = findMisspelledRows(db);
-      if (expected !== undefined && misspelledFingerprint(rows) !== expected) return { rows, keptRowsPath: null, changedSinceScan: true };
+      const acpx = findAcpxGatewayRow(db);
+      if (expected !== undefined && misspelledFingerprint(rows, acpx) !== expected) return { rows, acpx, keptRowsPath: null, changedSinceScan: true };
       const shapes = new Map<string, TableShape>();
       for (const r of rows) {
         const shape = shapes.get(r.spelling.table) ?? shapeOf(db.handle, r.spelling.table);
@@ -135,9 +160,16 @@ export function respellKeys(db: GlobalDatabase, stateDir: string, now: number, e
           db.handle.prepare(`UPDATE ${table} SET ${quoteId(r.spelling.column)} = ? WHERE ${where(shape.key)}`).run(r.spelling.to, ...keyOf(r.row));
         }
       }
+      if (acpx?.value.kind === "earlier") {
+        if (!kept.created) ensurePrivateDirBelow(stateDir, path.dirname(keptPath));
+        // No freshness to compare: the old row is replaced by the same id in the runtime's shape.
+        kept.add("live-replaced", "plugin_state_entries", acpx.key, rowJson(acpx.row), null, null);
+        const { pluginId, namespace, entryKey } = ACPX_GATEWAY_INSTANCE;
+        db.handle.prepare("UPDATE plugin_state_entries SET value_json = ? WHERE plugin_id = ? AND namespace = ? AND entry_key = ?").run(acpx.value.valueJson, pluginId, namespace, entryKey);
+      }
       // Before the live COMMIT: whenever the change is durable, so is the copy of every row it dropped.
       kept.commit();
-      return { rows, keptRowsPath: kept.created ? keptPath : null, changedSinceScan: false };
+      return { rows, acpx, keptRowsPath: kept.created ? keptPath : null, changedSinceScan: false };
     });
     return result;
   } catch (error) {

@@ -2,7 +2,8 @@
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { findMisspelledRows, misspelledFingerprint, openclawSpelling, respellKeys } from "../../src/state/key-spellings.js";
+import { classifyAcpxGatewayValue } from "../../src/state/acpx-gateway-record.js";
+import { findAcpxGatewayRow, findMisspelledRows, misspelledFingerprint, openclawSpelling, respellKeys } from "../../src/state/key-spellings.js";
 import { createOpenclawDatabase } from "../../src/state/openclaw-database.js";
 import { openLeaseDatabase } from "../../src/state/lease.js";
 import { makeTempState, type TempState } from "../helpers/temp-state.js";
@@ -28,6 +29,11 @@ const sentinel = (db: Database.Database, key: string, ts: number, message: strin
 const identity = (db: Database.Database, key: string, deviceId: string, at: number): void => {
   db.prepare("INSERT INTO device_identities (identity_key, device_id, public_key_pem, private_key_pem, created_at_ms, updated_at_ms) VALUES (?, ?, 'pub', 'priv', ?, ?)").run(key, deviceId, at, at);
 };
+
+const acpxGateway = (db: Database.Database, valueJson: string, createdAt: unknown = 1_700): void => {
+  db.prepare("INSERT INTO plugin_state_entries (plugin_id, namespace, entry_key, value_json, created_at) VALUES ('acpx', 'gateway-instance', 'current', ?, ?)").run(valueJson, createdAt);
+};
+const ACPX_KEY = '{"plugin_id":"acpx","namespace":"gateway-instance","entry_key":"current"}';
 
 function rows(file: string, sql: string): unknown[] {
   const db = new Database(file, { readonly: true });
@@ -122,5 +128,78 @@ describe("key spellings", () => {
     } finally {
       db.close();
     }
+  });
+  it("rewrites the ACPX gateway instance id an earlier build stored as {version: 1, id}, the old row kept in the same file as the re-spelled rows", () => {
+    const state = seeded((db) => {
+      acpxGateway(db, '{"version":1,"id":" gw-1 "}');
+      sentinel(db, "default", 700, "imported");
+      sentinel(db, "current", 800, "runtime");
+    });
+    const db = openLeaseDatabase(state.paths, "write");
+    try {
+      const acpx = findAcpxGatewayRow(db);
+      expect(acpx).toMatchObject({ key: ACPX_KEY, value: { kind: "earlier", valueJson: '{"instanceId":"gw-1","createdAt":1700}' } });
+      const found = findMisspelledRows(db);
+      // The fingerprint covers the ACPX row: one scanned without it does not match.
+      expect(respellKeys(db, state.stateDir, 1_000, misspelledFingerprint(found))).toMatchObject({ changedSinceScan: true, keptRowsPath: null });
+      const result = respellKeys(db, state.stateDir, 1_000, misspelledFingerprint(found, acpx));
+      expect(result).toMatchObject({ changedSinceScan: false, acpx: { value: { kind: "earlier" } } });
+      expect(findAcpxGatewayRow(db)).toBeNull();
+    } finally {
+      db.close();
+    }
+    expect(rows(state.paths.globalDbPath, "SELECT value_json, created_at FROM plugin_state_entries")).toEqual([['{"instanceId":"gw-1","createdAt":1700}', 1_700]]);
+    const kept = rows(`${state.stateDir}/migrated/key-spellings-1970-01-01T00-00-01-000Z/global.sqlite`, "SELECT side, table_name, key_json, json_extract(row_json, '$.value_json') FROM merge_kept ORDER BY table_name");
+    expect(kept).toEqual([
+      ["live-replaced", "gateway_restart_sentinel", '{"sentinel_key":"default"}', null],
+      ["live-replaced", "plugin_state_entries", ACPX_KEY, '{"version":1,"id":" gw-1 "}'],
+    ]);
+  });
+
+  it("names an ACPX gateway instance row of any other shape and leaves it; the runtime's own shape is not named", () => {
+    const cases: Array<[string, unknown, string | null]> = [
+      ['{"instanceId":"gw-1","createdAt":5}', 1, null],
+      ['{"instanceId":"gw-1"}', 1, null],
+      ['{"version":1,"id":"gw-1","extra":true}', 1, "neither"],
+      ['{"version":2,"id":"gw-1"}', 1, "neither"],
+      ['{"version":1,"id":"  "}', 1, "neither"],
+      ['{"instanceId":" "}', 1, "neither"],
+      ['"gw-1"', 1, "neither"],
+    ];
+    for (const [valueJson, createdAt, reason] of cases) {
+      const state = seeded((db) => acpxGateway(db, valueJson, createdAt));
+      const db = openLeaseDatabase(state.paths, "write");
+      try {
+        const acpx = findAcpxGatewayRow(db);
+        if (reason === null) expect(acpx, valueJson).toBeNull();
+        else expect(acpx?.value.kind === "other" && acpx.value.reason, valueJson).toContain(reason);
+        const result = respellKeys(db, state.stateDir, 1_000, misspelledFingerprint([], acpx));
+        expect(result.keptRowsPath).toBeNull();
+      } finally {
+        db.close();
+      }
+      expect(rows(state.paths.globalDbPath, "SELECT value_json, created_at FROM plugin_state_entries")).toEqual([[valueJson, createdAt]]);
+    }
+  });
+
+  it("leaves a {version: 1, id} whose created_at is no time (a table without STRICT may hold one)", () => {
+    expect(classifyAcpxGatewayValue('{"version":1,"id":"gw-1"}', "yesterday")).toMatchObject({ kind: "other", reason: expect.stringContaining("created_at") });
+    expect(classifyAcpxGatewayValue('{"id":"gw-1","version":1}', 5)).toEqual({ kind: "earlier", valueJson: '{"instanceId":"gw-1","createdAt":5}' });
+  });
+
+  it("names a value that is not JSON and leaves it", () => {
+    const state = seeded((db) => {
+      // The schema's CHECK (json_valid) stops such a row; a hostile file may have been written without it.
+      db.pragma("ignore_check_constraints = ON");
+      acpxGateway(db, "{version:1");
+    });
+    const db = openLeaseDatabase(state.paths, "write");
+    try {
+      expect(findAcpxGatewayRow(db)?.value).toEqual({ kind: "other", reason: "value_json is not valid JSON" });
+      expect(respellKeys(db, state.stateDir, 1_000).keptRowsPath).toBeNull();
+    } finally {
+      db.close();
+    }
+    expect(rows(state.paths.globalDbPath, "SELECT value_json FROM plugin_state_entries")).toEqual([["{version:1"]]);
   });
 });

@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { isStagedConfigAudit } from "./upgrade-global-config-audit.js";
 import { type GlobalUpgradeContext, bump, note, readAll } from "./upgrade-global-context.js";
+import { ACPX_GATEWAY_INSTANCE, classifyAcpxGatewayValue } from "../acpx-gateway-record.js";
 import { OPENCLAW_KEY_SPELLINGS } from "../key-spellings.js";
 
 interface ColumnInfo {
@@ -122,25 +123,19 @@ function allowlistId(agentId: string, index: number, entry: Record<string, unkno
 }
 
 /**
- * Earlier builds of this tool stored the ACPX gateway instance id at acpx/gateway-instance/current as
- * {"version":1,"id":…}; the ACPX runtime reads only {instanceId, createdAt} there and mints a new id over anything
- * else, which leaves every imported process lease of the old id unreaped. Exactly that shape is rewritten (createdAt:
- * the row's created_at, the legacy file's mtime); any other value is copied as it is.
+ * Earlier builds of this tool stored the ACPX gateway instance id as {"version":1,"id":…}, which the ACPX runtime
+ * never reads (it mints a new id, orphaning every imported lease): that exact shape is rewritten as it reads it; any
+ * other value is copied as it is (the doctor's key-spelling check does the same in a state already in this format).
  */
 function withAcpxGatewayRecord(ctx: GlobalUpgradeContext, table: string, rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
   if (table !== "plugin_state_entries") return rows;
   let rewritten = 0;
   const out = rows.map((r) => {
-    if (r.plugin_id !== "acpx" || r.namespace !== "gateway-instance" || r.entry_key !== "current") return r;
-    let v: unknown;
-    try {
-      v = JSON.parse(String(r.value_json));
-    } catch {
-      return r;
-    }
-    if (!isObject(v) || Object.keys(v).join(",") !== "version,id" || v.version !== 1 || typeof v.id !== "string" || !v.id.trim()) return r;
+    if (r.plugin_id !== ACPX_GATEWAY_INSTANCE.pluginId || r.namespace !== ACPX_GATEWAY_INSTANCE.namespace || r.entry_key !== ACPX_GATEWAY_INSTANCE.entryKey) return r;
+    const value = classifyAcpxGatewayValue(r.value_json, r.created_at);
+    if (value.kind !== "earlier") return r;
     rewritten += 1;
-    return { ...r, value_json: JSON.stringify({ instanceId: v.id.trim(), createdAt: r.created_at }) };
+    return { ...r, value_json: value.valueJson };
   });
   if (rewritten > 0) note(ctx, "global.acpx-gateway-instance", `plugin_state_entries: the ACPX gateway instance id an earlier openclaw-state stored as {"version":1,"id":…} is written as {instanceId, createdAt}, the shape the ACPX runtime reads.`);
   return out;
