@@ -10,7 +10,7 @@ import { SIDECAR_SUFFIXES } from "./importers/trajectory.js";
  * - `archived`: `*.jsonl.reset.<ts>`, `*.jsonl.deleted.<ts>`, `sessions.json.bak*`: never live, never imported;
  * - `current`: today's state (databases, config, credentials, workspaces, migrated/, backups, plugin packages, logs);
  * - `special`: a symlink, FIFO, socket, device, unreadable directory, or a directory where a file is expected;
- * - `unknown`: none of the above.
+ * - `unknown`: none of the above (a rule of this class names a file only to say why no importer reads it).
  */
 export type LegacyClass = "imported" | "core" | "plugin" | "discard" | "archived" | "current" | "special" | "unknown";
 
@@ -23,7 +23,7 @@ export interface LegacyPathRule {
    * segments (none included).
    */
   pattern: string;
-  class: Exclude<LegacyClass, "special" | "unknown">;
+  class: Exclude<LegacyClass, "special">;
   /** `dir`: the rule names a whole directory, reported (or kept) as one entry and not descended into. */
   match?: "file" | "dir";
   /** The plugin or subsystem the file belongs to. */
@@ -158,7 +158,9 @@ export const LEGACY_PATH_RULES: readonly LegacyPathRule[] = [
   { pattern: "restart-sentinel.json", class: "imported", target: "restart-sentinel", reason: `gateway restart sentinel (→ gateway_restart_sentinel)` },
   { pattern: "gateway-restart-intent.json", class: "core", target: "gateway_restart_intent", reason: `gateway restart intent` },
   { pattern: "gateway-supervisor-restart-handoff.json", class: "core", target: "gateway_restart_handoff", reason: `gateway supervisor restart handoff` },
-  { pattern: "**/process-leases.json", class: "imported", target: "acpx-process-leases", reason: `ACPX process leases (→ plugin_state_entries acpx/process-leases)` },
+  { pattern: "acpx/process-leases.json", class: "imported", target: "acpx-process-leases", reason: `ACPX process leases (→ plugin_state_entries acpx/process-leases)` },
+  // Named only to say why: the ACPX runtime and its importer read the leases at acpx/ of the state root alone.
+  { pattern: "**/process-leases.json", class: "unknown", reason: "not the ACPX process leases the importer reads (only acpx/process-leases.json at the state root): left alone" },
   { pattern: "**/device-pair-notify.json", class: "core", target: "plugin_state_entries (device pairing notifications)", reason: `device pairing notification subscribers` },
   { pattern: "crestodian/rescue-pending", match: "dir", class: "core", target: "plugin_state_entries (Crestodian rescue approvals)", reason: `pending Crestodian rescue approvals` },
   { pattern: "plugins/phone-control/armed.json", class: "core", target: "plugin_state_entries phone-control/arm-state", reason: `Phone Control arm state` },

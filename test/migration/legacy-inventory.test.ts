@@ -87,6 +87,25 @@ describe("legacy inventory", () => {
     expect(entry(plan, "agents/Bad_Name/sessions/sessions.json")).toMatchObject({ class: "core", reason: expect.stringMatching(/not where the importer reads it/) });
   });
 
+  it("ACPX process leases: only acpx/process-leases.json at the state root is the importer's; any other is unknown, with why", async () => {
+    const { paths, stateDir } = makeTempState();
+    fs.mkdirSync(stateDir, { recursive: true });
+    const leases = '{"version":1,"leases":[]}\n';
+    write(stateDir, "acpx/process-leases.json", leases);
+    write(stateDir, "process-leases.json", leases);
+    write(stateDir, "agents/main/agent/acpx/process-leases.json", leases);
+    write(stateDir, "other/acpx/process-leases.json", leases);
+    const plan = await planMigration({ paths });
+    expect(plan.sources.filter((s) => s.kind === "acpx-process-leases").map((s) => s.relativePath)).toEqual(["acpx/process-leases.json"]);
+    expect(entry(plan, "acpx/process-leases.json")).toBeUndefined(); // counted as imported, not listed
+    for (const rel of ["process-leases.json", "agents/main/agent/acpx/process-leases.json", "other/acpx/process-leases.json"]) {
+      expect(entry(plan, rel), rel).toMatchObject({ class: "unknown", reason: expect.stringMatching(/only acpx\/process-leases\.json at the state root/) });
+      expect(classifyPath(stateDir, path.join(stateDir, rel), new Set()), rel).toMatchObject({ class: "unknown", reason: expect.stringMatching(/not the ACPX process leases the importer reads/) });
+    }
+    // The importer's own path, when no importer detected it here, is still named as its source.
+    expect(matchLegacyRule("acpx/process-leases.json", "file")).toMatchObject({ class: "imported", target: "acpx-process-leases" });
+  });
+
   it("caps the listed entries, never the counts", () => {
     const { paths, stateDir } = makeTempState();
     for (let i = 0; i < 30; i += 1) write(stateDir, `junk/f-${i}.txt`, "x");
