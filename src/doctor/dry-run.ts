@@ -72,11 +72,17 @@ export function doctorDryRun(paths: StatePaths, repairs: readonly Repair[], plan
   };
 }
 
-/** The database files a source's rows go into, relative to the state dir: where its destinations are (openclaw-destinations.ts). */
+/**
+ * The database files a source's rows go into, relative to the state dir: where its destinations are
+ * (openclaw-destinations.ts), as far as its file decided them. A condition its file could not decide keeps its
+ * `(if …)`, with why (`; undecided: …`).
+ */
 function databasesOf(paths: StatePaths, s: PlannedSource): string[] {
   const rel = (file: string): string => path.relative(paths.stateDir, file);
-  return destinationDatabases(sourceDestinations(s.kind, s.agentId).placed).flatMap(({ database, condition }) => {
+  const undecided = s.reach === undefined ? "the file could not be read, see its reason" : s.reach.unknown;
+  return destinationDatabases(sourceDestinations(s.kind, s.agentId, s.reach?.tables).placed).flatMap(({ database, condition }) => {
     const files = database === "global" ? [rel(paths.globalDbPath)] : s.agentId === null ? [] : [s.agentId, ...(s.routedAgents ?? [])].map((id) => rel(agentDbPath(paths, id)));
-    return condition === null ? files : files.map((f) => `${f} ${condition}`);
+    const shown = condition === null ? null : undecided === undefined ? condition : `${condition.slice(0, -1)}; undecided: ${undecided})`;
+    return shown === null ? files : files.map((f) => `${f} ${shown}`);
   });
 }

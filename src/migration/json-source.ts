@@ -10,7 +10,7 @@ import { hashFile } from "./line-stream.js";
 
 // Kept importable from here (the framework commit exported it): the streamed hash lives in line-stream.ts.
 export { hashFile };
-import type { DetectedSource, ImportCounts, SourceInspection } from "./types.js";
+import type { DetectedSource, ImportCounts, SourceInspection, SourceReach } from "./types.js";
 
 /** Control-plane JSON files are small; beyond this one is refused rather than parsed whole. */
 export const MAX_JSON_SOURCE_BYTES = 64 * 1024 * 1024;
@@ -67,6 +67,7 @@ export interface JsonInspection {
   records: number;
   notes?: string[];
   skipReason?: string;
+  reach?: SourceReach;
 }
 
 /**
@@ -79,7 +80,7 @@ export function inspectJsonSource(source: DetectedSource, count: (value: unknown
   try {
     const parsed = readJsonSource(source.path);
     const c = count(parsed.value);
-    return { sha256: parsed.sha256, sizeBytes: parsed.sizeBytes, records: c.records, notes: c.notes ?? [], ...(c.skipReason ? { skipReason: c.skipReason } : {}) };
+    return { sha256: parsed.sha256, sizeBytes: parsed.sizeBytes, records: c.records, notes: c.notes ?? [], ...(c.skipReason ? { skipReason: c.skipReason } : {}), ...(c.reach ? { reach: c.reach } : {}) };
   } catch (error) {
     const { sha256, sizeBytes } = hashFile(source.path);
     return { sha256, sizeBytes, records: 0, notes: [`will fail: ${error instanceof Error ? error.message : String(error)}`] };

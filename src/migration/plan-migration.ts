@@ -238,6 +238,8 @@ export async function planMigration(options: PlanMigrationOptions): Promise<Migr
       notes: [...inspection.notes],
       ...(inspection.sessionId ? { sessionId: inspection.sessionId } : {}),
       ...(inspection.routedSessionIds ? { routedAgents: Object.keys(inspection.routedSessionIds).sort(compareText) } : {}),
+      // Decided from the file itself: a destination it cannot reach is not named, one it does loses its `(if …)`.
+      ...(inspection.reach ? { reach: inspection.reach, openclawTables: sourceDestinations(importer.kind, source.agentId, inspection.reach.tables).names } : {}),
       ...(inspection.skipReason ? { action: "skip" as PlanAction, reason: inspection.skipReason } : {}),
       // Named, counted and hashed like any source, but not imported: the importers write only this tool's format.
       ...(formats.foreign && !inspection.skipReason ? { action: "skip" as PlanAction, attention: true, reason: foreignFormatReason(formats.foreign) } : {}),

@@ -12,16 +12,20 @@ export interface SourceDestinations {
   names: readonly OpenclawDestination[];
 }
 
-// Read-only and shared: one entry per (kind, agent), not one per source (a state may hold 20k transcripts).
+// Read-only and shared: one entry per (kind, agent, what the file decided), not one per source (a state may hold 20k transcripts).
 const known = new Map<string, SourceDestinations>();
 
-/** The destinations of a source of `kind` belonging to `agentId` (null: to no agent). */
-export function sourceDestinations(kind: SourceKind, agentId: string | null): SourceDestinations {
-  const key = `${kind}\u0000${agentId ?? ""}`;
+/**
+ * The destinations of a source of `kind` belonging to `agentId` (null: to no agent); `reaches`: what its file
+ * decided about the conditional ones (SourceReach.tables), else each keeps its `(if …)`.
+ */
+export function sourceDestinations(kind: SourceKind, agentId: string | null, reaches?: Readonly<Record<string, boolean>>): SourceDestinations {
+  const decided = reaches === undefined ? "" : JSON.stringify(Object.entries(reaches).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const key = `${kind}\u0000${agentId ?? ""}\u0000${decided}`;
   let found = known.get(key);
   if (found === undefined) {
     const importer = importerFor(kind);
-    const placed = placeOpenclawDestinations(importer.targetTables, { agentId, pluginNamespace: STAGED_NAMESPACES[kind], optionalTables: importer.optionalTables });
+    const placed = placeOpenclawDestinations(importer.targetTables, { agentId, pluginNamespace: STAGED_NAMESPACES[kind], optionalTables: importer.optionalTables, reaches });
     known.set(key, (found = { placed, names: placed.map((p) => p.destination) }));
   }
   return found;

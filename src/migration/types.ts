@@ -120,6 +120,18 @@ export interface SourceInspection {
   hasMainKey?: boolean;
   /** Session indexes: agent id → the session ids of keys naming that other agent (filed in its database). */
   routedSessionIds?: Record<string, string[]>;
+  /** What the read-only pass decided about the file's conditional destinations (see SourceReach). */
+  reach?: SourceReach;
+}
+
+/**
+ * Per staging table whose destinations only some files reach (a trailing `(if …)`, or an optional table): whether
+ * this file's rows reach them, decided by the same parse its import does. A table left out stays `(if …)`; `unknown`
+ * says why the file could not decide it (too large to read a second time, …).
+ */
+export interface SourceReach {
+  tables: Readonly<Record<string, boolean>>;
+  unknown?: string;
 }
 
 export interface PlannedSource {
@@ -157,6 +169,8 @@ export interface PlannedSource {
    * Transcripts: unset (a routed transcript's agentId is its target agent).
    */
   routedAgents?: string[];
+  /** Which conditional destinations the file reaches (unset: not decided, e.g. the file could not be read). */
+  reach?: SourceReach;
   /** The ledger row this source matched (same key, or same path with another sha256). */
   previous?: { runId: string; status: string; importedAt: number | null; sha256: string | null };
   /** The read-only pass already knows the import will fail (missing header, bad line, wrong shape): why. */

@@ -97,8 +97,8 @@ describe("doctor --fix --dry-run", () => {
     const sources = JSON.parse(dry.stdout).dryRun.sources as Array<DrySource & { databases: string[] }>;
     const db = (agent: string): string => `agents/${agent}/agent/openclaw-agent.sqlite`;
     expect(Object.fromEntries(sources.map((x) => [x.relativePath, x.databases]))).toEqual({
-      // ACP metadata of its entries would go to the global database (2026.9.6 keeps acp_sessions there).
-      "agents/ops/sessions/sessions.json": [db("ops"), db("main"), db("other"), "state/openclaw.sqlite (if ACP metadata)"],
+      // No entry has ACP metadata (2026.9.6 keeps acp_sessions in the global database): read from the file, not named.
+      "agents/ops/sessions/sessions.json": [db("ops"), db("main"), db("other")],
       "agents/ops/sessions/s-ops-main.jsonl": [db("ops")],
       "agents/ops/sessions/s-ops-dm-newer.jsonl": [db("ops")],
       "agents/ops/sessions/s-ops-dm.jsonl": [db("main")],

@@ -120,6 +120,10 @@ describe("dry-run destinations = where doctor --fix puts the rows (OpenClaw 2026
       expect(unnamed, `filled but named by no source's plan`).toEqual([]);
       const elsewhere = [...byDb].flatMap(([db, tables]) => [...tables].filter((t) => !own(db, t) && sources.some((s) => names(s, t)) && !sources.some((s) => names(s, t) && inDb(s, db))).map((t) => `${db}: ${t}`));
       expect(elsewhere, `filled, but no source naming the table names this database`).toEqual([]);
+      // Each file read decides its own conditions: a destination it reaches is named plainly, one it does not is left
+      // out. Only a paired node stays conditional (whether its device is paired as a node is in another file).
+      const undecided = sources.flatMap((s) => [...s.tables, ...s.databases].filter(conditional).map((d) => `${s.relativePath}: ${d}`));
+      expect(undecided.filter((d) => !/^nodes\/paired\.json: (device_pairing_paired|state\/openclaw\.sqlite) \(if its device is paired as a node\)$/.test(d))).toEqual([]);
       // Every destination an imported source names holds rows (a file pattern: a file) afterwards, unless it is conditional.
       for (const s of imported.filter((x) => statuses.get(x.relativePath) === "imported")) {
         for (const d of s.tables.filter((t) => !conditional(t))) {

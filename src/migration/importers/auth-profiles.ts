@@ -56,7 +56,8 @@ function detect(ctx: DetectContext): DetectedSource[] {
 function inspect(source: DetectedSource) {
   return inspectJsonSource(source, (value) => {
     const parsed = parseStore(source.path, value);
-    return { records: Object.keys(parsed.profiles).length + parsed.skipped.length, notes: notesOf(parsed) };
+    const reach = { tables: { auth_profile_state: Object.keys(parsed.inlineState).length > 0 } };
+    return { records: Object.keys(parsed.profiles).length + parsed.skipped.length, notes: notesOf(parsed), reach };
   });
 }
 

@@ -3,6 +3,8 @@
 // Private keys and tokens go into the database only: notes and warnings carry ids and counts.
 import path from "node:path";
 import { isObject, sha256Of, shapeError } from "../json-source.js";
+import { parseJsonObject } from "../../state/upgrade/upgrade-global-context.js";
+import { pairedDeviceRecord } from "../../state/upgrade/upgrade-global-devices.js";
 import { dirSources, fileSource, json, jsonRowsImporter, ms, row, str, type RowSpec } from "./json-rows.js";
 
 /** Pairing files are maps id → record; an array of records (older writers) is read by each record's id. */
@@ -118,6 +120,8 @@ export const devicePairingImporter = jsonRowsImporter({
     if (hashedKeys > 0) notes.push(`${hashedKeys} bootstrap entr(ies) without a deviceId are keyed by a hash of their map key`);
     return { records: records.length, rows, notes };
   },
+  // 2026.9.6 keeps only valid paired devices (the upgrade's own test): pending and bootstrap files reach nothing.
+  reaches: (result) => ({ device_pairing_entries: result.rows.some((r) => r.values.list_kind === "paired" && pairedDeviceRecord(r.values.device_id, r.values.entry_json) !== null) }),
 });
 
 export const nodePairingImporter = jsonRowsImporter({
@@ -144,4 +148,7 @@ export const nodePairingImporter = jsonRowsImporter({
     );
     return { records: records.length, rows };
   },
+  // A pending request (a record with a requestId) is dropped; a paired node lands only if devices/paired.json pairs
+  // its device as a node: another file, so with any paired node here the `(if …)` stays.
+  reaches: (result): Record<string, boolean> => (result.rows.some((r) => typeof parseJsonObject(r.values.entry_json)?.requestId !== "string") ? {} : { node_pairing_entries: false }),
 });

@@ -66,6 +66,8 @@ export interface JsonRowsSpec {
    * written when importing or verifying (absent while planning), for a source whose rows depend on what it holds.
    */
   rows(value: unknown, source: SourceFacts, paths: StatePaths, db?: GlobalDatabase): RowsResult;
+  /** From the rows the plan built: which staging tables' conditional destinations this file reaches (SourceReach). */
+  reaches?(result: RowsResult): Record<string, boolean>;
 }
 
 /** `<root>/<rel>` as a detected source of no agent when it is a regular file. */
@@ -145,7 +147,7 @@ export function jsonRowsImporter(spec: JsonRowsSpec): GlobalSourceImporter {
       if (st.size === 0) return { sha256: sha256Of(""), sizeBytes: 0, records: 0, notes: [], skipReason: "empty file (nothing to import; left in place)" };
       try {
         const { parsed, result } = build(source.path, { ...source, mtimeMs: Math.trunc(st.mtimeMs) }, ctx.paths);
-        return { sha256: parsed.sha256, sizeBytes: parsed.sizeBytes, records: result.records, notes: result.notes ?? [] };
+        return { sha256: parsed.sha256, sizeBytes: parsed.sizeBytes, records: result.records, notes: result.notes ?? [], ...(spec.reaches ? { reach: { tables: spec.reaches(result) } } : {}) };
       } catch (error) {
         const { sha256, sizeBytes } = hashFile(source.path);
         return { sha256, sizeBytes, records: 0, notes: [`will fail: ${error instanceof Error ? error.message : String(error)}`] };

@@ -11,7 +11,8 @@ import { collectGarbage, releaseMemory } from "../../core/heap.js";
 import { compareText } from "../inventory.js";
 import { streamObjectMembers, type ObjectMember } from "../json-object-stream.js";
 import type { AgentDatabase } from "../../state/state-databases.js";
-import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection } from "../types.js";
+import type { AgentImportContext, AgentSourceImporter, DetectContext, DetectedSource, ImportCounts, PlanFacts, PlannedSource, SourceInspection, SourceReach } from "../types.js";
+import { sessionIndexReach } from "./session-index-reach.js";
 import { entryUpdatedAt, keysOfMember, scanIndex, sessionKeys, type IndexScan } from "./session-index-scan.js";
 import { isOrphanSessionKey, keyAgentOf, mainSessionKey } from "./session-keys.js";
 import { conversationFor, deliveryRouteOf, ENTRY_JSON_OMITTED, entryJsonTail, normalizeLegacyEntry, PROJECTED_FIELDS, sessionRowFor } from "./session-projection.js";
@@ -94,6 +95,14 @@ function detect(ctx: DetectContext): DetectedSource[] {
   return found;
 }
 
+function reachOf(file: string, index: IndexScan, options: { agentId: string; mainKey: string }): SourceReach {
+  try {
+    return sessionIndexReach(file, index, options);
+  } catch (error) {
+    return { tables: {}, unknown: `its second reading failed: ${describeError(error)}` };
+  }
+}
+
 function inspect(source: DetectedSource, ctx: DetectContext): SourceInspection {
   const st = fs.statSync(source.path);
   if (st.size === 0) {
@@ -119,6 +128,7 @@ function inspect(source: DetectedSource, ctx: DetectContext): SourceInspection {
       referencedSessionIds: own,
       hasMainKey: index.winners.has(mainSessionKey(agentId)) && index.seededMainFrom === null,
       ...(routed.size > 0 ? { routedSessionIds: Object.fromEntries([...routed].map(([other, ids]) => [other, [...ids]])) } : {}),
+      reach: reachOf(source.path, index, { agentId, mainKey: ctx.mainKey }),
     };
   } catch (error) {
     // The plan still lists it: the import will fail the same way, be recorded, and leave the file in place.

@@ -77,6 +77,11 @@ export interface StagedSource {
   pluginNamespace?: string;
   /** Staging tables only some files of the kind fill: their destinations are marked conditional. */
   optionalTables?: readonly string[];
+  /**
+   * Per staging table, whether this one file's rows reach its conditional destinations (read from the file): true
+   * drops the `(if …)`, false drops the destination; a table not named keeps the `(if …)`.
+   */
+  reaches?: Readonly<Record<string, boolean>>;
 }
 
 /** The mark of a destination only some rows or files reach. */
@@ -109,10 +114,21 @@ export function placeOpenclawDestinations(stagingTables: readonly string[], sour
   const always = new Set(stagingTables.filter((t) => !optional.has(t)).flatMap((t) => destinationsOf(t, source).map((p) => p.destination)));
   const out = new Map<OpenclawDestination, PlacedDestination>();
   for (const t of stagingTables) {
+    const reaches = source.reaches?.[t];
     for (const p of destinationsOf(t, source)) {
-      const destination = optional.has(t) && !always.has(p.destination) && !CONDITIONAL.test(p.destination) ? `${p.destination} (if the file holds any)` : p.destination;
+      const marked = CONDITIONAL.test(p.destination);
+      const conditional = marked || (optional.has(t) && !always.has(p.destination));
+      let destination = p.destination;
+      if (conditional && reaches === false) continue;
+      if (conditional && reaches === true) destination = marked ? p.destination.replace(CONDITIONAL, "") : p.destination;
+      else if (conditional && !marked) destination = `${p.destination} (if the file holds any)`;
       if (!out.has(destination)) out.set(destination, { destination, database: p.database });
     }
+  }
+  // A destination this file reaches for sure makes the same one's `(if …)` from another table redundant.
+  for (const [destination] of out) {
+    const plain = destination.replace(CONDITIONAL, "");
+    if (plain !== destination && out.has(plain)) out.delete(destination);
   }
   return [...out.values()];
 }

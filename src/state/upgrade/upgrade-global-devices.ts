@@ -34,6 +34,20 @@ export function upgradeDevicePairing(ctx: GlobalUpgradeContext): void {
   upgradeVapidKeys(ctx);
 }
 
+/**
+ * A `paired` row as 9.6's device record, or null when 9.6 drops it (no publicKey, createdAtMs or approvedAtMs).
+ * The plan reads the same test to say whether devices/paired.json reaches device_pairing_paired.
+ */
+export function pairedDeviceRecord(deviceIdValue: unknown, entryJson: unknown): Record<string, unknown> | null {
+  const record = parseJsonObject(entryJson);
+  const deviceId = typeof deviceIdValue === "string" ? deviceIdValue.trim() : "";
+  if (!record || !deviceId || typeof record.publicKey !== "string" || record.publicKey.trim() === "" || !isSafeInt(record.createdAtMs) || !isSafeInt(record.approvedAtMs)) return null;
+  const device: Record<string, unknown> = { ...record };
+  if (device.lastSeenAtMs !== undefined && !isSafeInt(device.lastSeenAtMs)) delete device.lastSeenAtMs;
+  for (const field of TEXT_FIELDS) if (device[field] !== undefined && typeof device[field] !== "string") delete device[field];
+  return { ...device, deviceId };
+}
+
 /** Valid `paired` rows as 9.6's device records (id from the row); pending and bootstrap rows are counted unmapped. */
 function pairedDevices(ctx: GlobalUpgradeContext): Map<string, Record<string, unknown>> {
   const devices = new Map<string, Record<string, unknown>>();
@@ -44,16 +58,12 @@ function pairedDevices(ctx: GlobalUpgradeContext): Map<string, Record<string, un
       else dropped.pending += 1;
       continue;
     }
-    const record = parseJsonObject(row.entry_json);
-    const deviceId = typeof row.device_id === "string" ? row.device_id.trim() : "";
-    if (!record || !deviceId || typeof record.publicKey !== "string" || record.publicKey.trim() === "" || !isSafeInt(record.createdAtMs) || !isSafeInt(record.approvedAtMs)) {
+    const device = pairedDeviceRecord(row.device_id, row.entry_json);
+    if (!device) {
       dropped.invalid += 1;
       continue;
     }
-    const device: Record<string, unknown> = { ...record };
-    if (device.lastSeenAtMs !== undefined && !isSafeInt(device.lastSeenAtMs)) delete device.lastSeenAtMs;
-    for (const field of TEXT_FIELDS) if (device[field] !== undefined && typeof device[field] !== "string") delete device[field];
-    devices.set(deviceId, { ...device, deviceId });
+    devices.set(device.deviceId as string, device);
   }
   const unmapped = dropped.pending + dropped.bootstrap + dropped.invalid;
   bump(ctx.unmapped, "device_pairing_entries", unmapped);

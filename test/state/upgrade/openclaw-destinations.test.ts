@@ -38,4 +38,22 @@ describe("openclawDestinations", () => {
     expect(destinationDatabases(place(["media_blobs"], null))).toEqual([]);
     expect(destinationDatabases(place(["commitments"], null))).toEqual([]);
   });
+
+  it("takes what one file decided: a condition it reaches is named plainly, one it does not is left out, one undecided stays", () => {
+    const place = (tables: string[], optionalTables: string[], reaches: Record<string, boolean>) => placeOpenclawDestinations(tables, { agentId: "ops", optionalTables, reaches });
+    const index = ["sessions", "session_entries", "conversations", "session_conversations"];
+    const optional = ["conversations", "session_conversations"];
+    expect(place(index, optional, { session_entries: false, conversations: false, session_conversations: false }).map((p) => p.destination)).toEqual(["session_windows", "session_nodes"]);
+    expect(destinationDatabases(place(index, optional, { session_entries: true, conversations: true, session_conversations: true }))).toEqual([
+      { database: "agent", condition: null },
+      { database: "global", condition: null },
+    ]);
+    expect(place(index, optional, { session_entries: true, conversations: true, session_conversations: true }).map((p) => p.destination)).toEqual(["session_windows", "session_nodes", "acp_sessions", "conversations", "session_conversations"]);
+    // Not decided (the file could not be read): the (if …) stays.
+    expect(place(index, optional, {}).map((p) => p.destination)).toEqual(["session_windows", "session_nodes", "acp_sessions (if ACP metadata)", "conversations (if the file holds any)", "session_conversations (if the file holds any)"]);
+    expect(place(["device_pairing_entries"], [], { device_pairing_entries: false })).toEqual([]);
+    expect(place(["device_pairing_entries"], [], { device_pairing_entries: true })).toEqual([{ destination: "device_pairing_paired", database: "global" }]);
+    // A table without conditional destinations is not changed by a decision about it.
+    expect(place(["sessions"], [], { sessions: false }).map((p) => p.destination)).toEqual(["session_windows"]);
+  });
 });
