@@ -126,7 +126,7 @@ function outcome(repair: Repair, applied: RepairApplyResult, sink: Sink): Repair
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   const checks = options.checks ?? DEFAULT_CHECKS;
-  const ctx: CheckContext = { paths: options.paths, deep: Boolean(options.deep), verbose: Boolean(options.verbose), ...(options.onProgress ? { onProgress: options.onProgress } : {}) };
+  const ctx: CheckContext = { paths: options.paths, deep: Boolean(options.deep), verbose: Boolean(options.verbose), ...(options.dryRun ? { planReach: true } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) };
   // --fix plans without the lock (it shows the plan and asks first): what the plan was made from is checked again
   // under the lock, and a read that another process's changes broke is "locked, retry" (75), never an internal error.
   const planned = options.fix && !options.dryRun ? observeState(options.paths) : null;

@@ -30,6 +30,8 @@ export interface CheckContext {
   onProgress?: (event: DoctorProgress) => void;
   /** The legacy plan, once the legacy check has run (later checks see what the migration will create). */
   migrationPlan?: MigrationPlan;
+  /** A dry run: the legacy plan decides conditional destinations from each file (PlanMigrationOptions.reach). */
+  planReach?: boolean;
 }
 
 /** `doctor --fix` options that shape the legacy migration. */

@@ -23,6 +23,12 @@ export interface PlanMigrationOptions {
   /** An earlier plan of the same tree: files with the same size and mtime reuse its hashes instead of re-reading. */
   previous?: MigrationPlan;
   onProgress?: (event: MigrationProgress) => void;
+  /**
+   * Decide each source's conditional destinations from the file itself even where that takes a second read (a session
+   * index: ACP metadata, delivery routes). Only the views that show destinations ask (`doctor --dry-run`, `migrate
+   * plan`): a second pass over a 60 MB index doubles the plan's CPU, which every `doctor` and `--fix` would pay.
+   */
+  reach?: boolean;
 }
 
 /** Plans whose sources wait because a database is in OpenClaw's format (kept off the serialized plan). */
@@ -176,7 +182,9 @@ export function detectSources(paths: StatePaths): Detection {
 export async function planMigration(options: PlanMigrationOptions): Promise<MigrationPlan> {
   const { paths } = options;
   const { inv, ctx, detected, live, formats } = detectSources(paths);
-  const reuse = options.previous ? inspections.get(options.previous) : undefined;
+  if (options.reach) ctx.reach = true;
+  // An earlier plan's inspections lack what `reach` reads a second time: not reused for such a plan.
+  const reuse = options.previous && !options.reach ? inspections.get(options.previous) : undefined;
   const cache = new Map<string, { mtimeMs: number; inspection: SourceInspection }>();
   // Every other file of the tree, classified from the same detection: what is not imported is named.
   const inventory = takeLegacyInventory({ paths, root: inv.root, detected: new Set(detected.map(({ source }) => path.resolve(source.path))), live });

@@ -92,6 +92,8 @@ export interface DetectContext {
   mainKey: string;
   /** The parsed `openclaw.json` (JSON5-tolerant), or null when absent or unreadable. */
   config: Record<string, unknown> | null;
+  /** Decide conditional destinations from the file itself where that costs a second read (PlanMigrationOptions.reach). */
+  reach?: boolean;
 }
 
 export interface DetectedSource {

@@ -35,7 +35,11 @@ describe("conditional destinations decided per file", () => {
     write(state.stateDir, "agents/ops/sessions/sessions.json", { "agent:ops:main": { sessionId: "s2", updatedAt: 1, deliveryContext: { channel: "telegram", to: "42" } } });
     // ACP metadata 9.6 cannot store (no lastActivityAt) stays in the entry: no acp_sessions row.
     write(state.stateDir, "agents/work/sessions/sessions.json", { "agent:work:main": { sessionId: "s3", updatedAt: 1, acp: { ...ACP, lastActivityAt: "later" } } });
-    const plan = await planMigration({ paths: state.paths });
+    // A plain plan (every doctor and --fix) does not read an index a second time: its conditions stay open.
+    const plain = await planMigration({ paths: state.paths });
+    expect(source(plain, "agents/work/sessions/sessions.json").reach).toBeUndefined();
+    expect(source(plain, "agents/work/sessions/sessions.json").openclawTables.some((t) => t.includes("(if "))).toBe(true);
+    const plan = await planMigration({ paths: state.paths, reach: true });
     expect(source(plan, "agents/main/sessions/sessions.json").openclawTables).toEqual(["session_windows", "session_nodes", "acp_sessions"]);
     expect(source(plan, "agents/ops/sessions/sessions.json").openclawTables).toEqual(["session_windows", "session_nodes", "conversations", "session_conversations"]);
     expect(source(plan, "agents/work/sessions/sessions.json").openclawTables).toEqual(["session_windows", "session_nodes"]);
@@ -81,7 +85,7 @@ describe("conditional destinations decided per file", () => {
     const state = makeTempState();
     write(state.stateDir, "devices/paired.json", "{ not json");
     write(state.stateDir, "agents/main/sessions/sessions.json", "[1, 2]");
-    const plan = await planMigration({ paths: state.paths });
+    const plan = await planMigration({ paths: state.paths, reach: true });
     expect(source(plan, "devices/paired.json").openclawTables).toEqual(["device_pairing_paired (if paired)"]);
     const dbs = Object.fromEntries(dryRun(state, plan).sources.map((s) => [s.relativePath, s.databases]));
     expect(dbs["devices/paired.json"]).toEqual(["state/openclaw.sqlite (if paired; undecided: the file could not be read, see its reason)"]);

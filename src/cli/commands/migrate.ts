@@ -33,7 +33,7 @@ export function registerMigrateCommand(program: Command, host: CliHost): void {
       ]);
       const progress = ctx.output.progress("planning…");
       try {
-        const plan = await planMigration({ paths: ctx.paths, onProgress: (e) => progress.update(formatMigrationProgress(e)) });
+        const plan = await planMigration({ paths: ctx.paths, reach: true, onProgress: (e) => progress.update(formatMigrationProgress(e)) });
         progress.stop();
         // Nothing there and no legacy state dir moving in: a mistyped path, not an empty healthy state.
         if (dir.status === "missing" && !plan.layout.some((i) => i.action === "move")) throw noStateError(dir);

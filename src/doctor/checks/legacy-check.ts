@@ -226,7 +226,7 @@ function describeMigration(plan: MigrationPlan): string {
 export const legacyCheck: DoctorCheck = {
   id: "legacy",
   async run(ctx: CheckContext): Promise<CheckResult> {
-    const plan = await planMigration({ paths: ctx.paths, ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}) });
+    const plan = await planMigration({ paths: ctx.paths, ...(ctx.planReach ? { reach: true } : {}), ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}) });
     const repairs: Repair[] = [];
     const stateDirMove = plan.layout.find((l) => l.kind === "legacy-state-dir" && l.action === "move");
     if (stateDirMove) {

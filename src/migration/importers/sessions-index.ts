@@ -128,7 +128,7 @@ function inspect(source: DetectedSource, ctx: DetectContext): SourceInspection {
       referencedSessionIds: own,
       hasMainKey: index.winners.has(mainSessionKey(agentId)) && index.seededMainFrom === null,
       ...(routed.size > 0 ? { routedSessionIds: Object.fromEntries([...routed].map(([other, ids]) => [other, [...ids]])) } : {}),
-      reach: reachOf(source.path, index, { agentId, mainKey: ctx.mainKey }),
+      ...(ctx.reach ? { reach: reachOf(source.path, index, { agentId, mainKey: ctx.mainKey }) } : {}),
     };
   } catch (error) {
     // The plan still lists it: the import will fail the same way, be recorded, and leave the file in place.
