@@ -129,9 +129,12 @@ export const pluginBindingApprovalsImporter = jsonRowsImporter({
         row("plugin_binding_approvals", ["plugin_root", "channel", "account_id"], {
           plugin_root: root,
           channel: channel.toLowerCase(),
-          account_id: (str(a.accountId) ?? DEFAULT_ACCOUNT_ID).toLowerCase(),
+          // Trimmed, never case-folded: 2026.9.6's runtime (and the legacy one) match an approval by
+          // `accountId.trim() || "default"`, so a lower-cased "Work" would never match again.
+          account_id: str(a.accountId) ?? DEFAULT_ACCOUNT_ID,
           plugin_id: str(a.pluginId),
-          plugin_name: str(a.pluginName),
+          // As written, as 2026.9.6's doctor stores it (the name is only displayed).
+          plugin_name: typeof a.pluginName === "string" ? a.pluginName : null,
           approved_at: ms(a.approvedAt) ?? source.mtimeMs,
         }),
       );

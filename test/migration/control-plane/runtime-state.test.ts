@@ -146,6 +146,16 @@ describe("gateway settings", () => {
     expectLedger(paths, run, "restart-sentinel", "gateway_restart_sentinel", { "restart-sentinel.json": 1 });
     await expectReimportIdempotent(paths, run);
   });
+
+  it("keeps a plugin binding approval's account id as written (trimmed), as 2026.9.6's runtime matches it", async () => {
+    const { paths, stateDir } = makeTempState("migration/plugin-binding-approvals");
+    const approvals = [{ pluginRoot: "/plugins/codex-a", pluginId: "codex", pluginName: " Codex ", channel: " Discord ", accountId: "  Work ", approvedAt: 1234 }];
+    fs.writeFileSync(path.join(stateDir, "plugin-binding-approvals.json"), JSON.stringify({ version: 1, approvals }));
+    await migrate(paths);
+    expect(rows(paths.globalDbPath, "SELECT * FROM plugin_binding_approvals")).toEqual([
+      { plugin_root: "/plugins/codex-a", channel: "discord", account_id: "Work", plugin_id: "codex", plugin_name: " Codex ", approved_at: 1234 },
+    ]);
+  });
 });
 
 describe("ACP and ACPX state, the plugin index", () => {
