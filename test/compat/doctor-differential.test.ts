@@ -74,6 +74,15 @@ const FIXTURES = [
   "fixtures/migration/sandbox-registry",
   // APNs registrations in the form 2026.9.6's store reads (fixtures/migration/push itself is refused by 9.6's doctor).
   "fixtures/migration/push-canonical",
+  // Issue 21's unseen trees, one per family (found with OPENCLAW_STATE_DIFF_EXTRA): node.json; Voice Wake triggers and
+  // routing; plugin binding approvals (read from ~/.openclaw/, STATE_UNDER_HOME); flat and `mode`/`api_key` auth
+  // files with inline order/lastGood/usageStats; a transcript without a header; trajectory and other sidecar JSONL.
+  "fixtures/migration/node-host",
+  "fixtures/migration/voicewake",
+  "fixtures/migration/plugin-binding-approvals",
+  "fixtures/migration/auth-legacy",
+  "fixtures/migration/transcript-headerless",
+  "fixtures/migration/sidecar-jsonl",
   // Exploring: more trees for one run (comma-separated, relative to the repo), e.g. to look for unseen differences.
   ...(process.env.OPENCLAW_STATE_DIFF_EXTRA ?? "").split(",").map((t) => t.trim()).filter(Boolean),
 ];
@@ -90,6 +99,13 @@ const CONFIGS: Record<string, object> = {
     gateway: { port: 18789 },
   },
 };
+
+/**
+ * Trees run with the state dir at `~/.openclaw` on both sides: legacy files 9.6's doctor imports only from there,
+ * whatever OPENCLAW_STATE_DIR says (`plugin-binding-approvals.json`: the legacy runtime always wrote it to
+ * `~/.openclaw/`; docs/migration.md, "Where we differ").
+ */
+const STATE_UNDER_HOME = new Set(["fixtures/migration/plugin-binding-approvals"]);
 
 /** Tables a doctor fills of its own accord or derives from others: not part of what was imported. */
 const NOT_IMPORTED: Record<string, string> = {
@@ -368,6 +384,28 @@ const KNOWN: Record<string, Record<string, string>> = {
   "fixtures/migration/restart-sentinel-string": {
     "gateway_restart_sentinel[current].updated_at_ms": "the sentinel's revision: 9.6's writer stamps the moment its doctor wrote the row, ours the sentinel's own ts (any later write by its runtime takes max(now, revision + 1) either way)",
   },
+  "fixtures/migration/auth-legacy": {
+    "config_machine_state[authProfiles.store].value_json": AUTH_IDS,
+  },
+  "fixtures/migration/transcript-headerless": {
+    transcript_event_identities: "v1 lines get ids by one codec on both sides, but the path it hashes is each doctor's own state dir, so the prefixes differ",
+    "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",
+    "transcript_events[s-headless, 0].event_json.cwd": "the header both prepend to a header-less transcript: 9.6's doctor gives it the agent's workspace as configured when it runs, ours an empty cwd (docs/migration.md)",
+    ...titled("agent:main:main", "s-headless"),
+  },
+  "fixtures/migration/sidecar-jsonl": {
+    trajectory_runtime_events: "9.6's doctor imports no event of a legacy trajectory file (it archives the file); ours imports every one (docs/migration.md)",
+    // Whole tables: only the keys both hold are compared.
+    session_nodes: "a trajectory without a transcript (s-gone): ours keeps its events under agent:main:recovered:s-gone, a session 9.6 does not make (it archives the file as unreferenced history; docs/migration.md)",
+    session_windows: "the window of that recovered session (ours only)",
+    "session_windows.transcript_updated_at": "9.6 stamps the moment it imported the transcript; ours keeps the time of the transcript's last event",
+    ...titled("agent:main:main", "s-1"),
+  },
+  // Not in FIXTURES (9.6 imports nothing of these, so nothing else is compared); for OPENCLAW_STATE_DIFF_EXTRA runs.
+  "fixtures/migration/subagents-v1": { subagent_runs: "9.6 discards legacy subagent runs as transient and deletes runs.json; we keep every run" },
+  "fixtures/migration/cron-corrupt-store": {
+    cron_jobs: "a jobs.json that does not parse beside a valid jobs.json.bak: 9.6's doctor imports no job (it leaves both files); ours imports the backup's jobs in the store's place, with a warning (docs/migration.md)",
+  },
   "fixtures/migration/delivery-queue": {
     delivery_queue_entries: "9.6 writes no row for an entry 72 h old or a failed one (it archives the file); we keep failed entries as failed rows, and stale ones held in the kept staging file",
   },
@@ -385,6 +423,7 @@ const GENERATED_IDS: Record<string, Array<{ pattern: RegExp; placeholder: string
   "fixtures/legacy-state": [{ pattern: /"[0-9a-f]{16}-[0-9a-z]+"/g, placeholder: '"<event-id>"' }],
   "fixtures/migration/transcript-versions": [{ pattern: /"[0-9a-f]{16}-[0-9a-z]+"/g, placeholder: '"<event-id>"' }],
   "fixtures/migration/old-layout": [{ pattern: /"[0-9a-f]{16}-[0-9a-z]+"/g, placeholder: '"<event-id>"' }],
+  "fixtures/migration/transcript-headerless": [{ pattern: /"[0-9a-f]{16}-[0-9a-z]+"/g, placeholder: '"<event-id>"' }],
   // An exec allowlist entry without an id gets a random UUID from each doctor (9.6's ensureAllowlistIds).
   "fixtures/migration/exec-approvals": [{ pattern: /"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"/g, placeholder: '"<uuid>"' }],
   // The same: the release's allowlist entry (`approvals allowlist add`) has no id. Only an allowlist entry's id (after
@@ -502,10 +541,11 @@ describe.skipIf(!install || !node || !built)(`our doctor --fix imports what open
     // A second of slack: a clock stored in whole seconds rounds below the start.
     const startMs = Date.now() - 1_000;
     const config = CONFIGS[fixture];
-    const theirs = await runDoctorFix(install!, join(REPO_ROOT, fixture), { timeoutMs: 400_000, config });
+    const stateUnderHome = STATE_UNDER_HOME.has(fixture);
+    const theirs = await runDoctorFix(install!, join(REPO_ROOT, fixture), { timeoutMs: 400_000, config, stateUnderHome });
     sandboxes.push(theirs.sandbox);
     expect(theirs.result.code, describeRun(theirs.result)).toBe(0);
-    const ours = makeSandbox("ours-differential");
+    const ours = makeSandbox("ours-differential", { stateUnderHome });
     sandboxes.push(ours);
     cpSync(join(REPO_ROOT, fixture), ours.stateDir, { recursive: true });
     if (config) writeFileSync(join(ours.stateDir, "openclaw.json"), JSON.stringify(config, null, 2), { mode: 0o600 });

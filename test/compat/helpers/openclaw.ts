@@ -76,13 +76,16 @@ export interface Sandbox {
   cleanup(): void;
 }
 
-/** A fresh temp dir with home/, state/ and tmp/ for one OpenClaw run; state/ starts empty. */
-export function makeSandbox(label = "run"): Sandbox {
+/**
+ * A fresh temp dir with home/, state/ and tmp/ for one OpenClaw run; state/ starts empty. `stateUnderHome`: the state
+ * dir is home/.openclaw instead, the default state dir, for legacy files OpenClaw reads from `~/.openclaw/` only.
+ */
+export function makeSandbox(label = "run", options: { stateUnderHome?: boolean } = {}): Sandbox {
   const root = mkdtempSync(join(tmpdir(), `openclaw-compat-${label.replace(/[^a-z0-9.-]/gi, "_")}-`));
   const sandbox: Sandbox = {
     root,
     home: join(root, "home"),
-    stateDir: join(root, "state"),
+    stateDir: options.stateUnderHome ? join(root, "home", ".openclaw") : join(root, "state"),
     tmp: join(root, "tmp"),
     cleanup() {
       if (process.env.OPENCLAW_STATE_COMPAT_KEEP === "1") process.stderr.write(`compat: kept sandbox ${root}\n`);
@@ -100,6 +103,8 @@ export interface RunOptions {
   cwd?: string;
   /** runDoctorFix only: written as the copy's openclaw.json (over the tree's own) before the doctor runs. */
   config?: object;
+  /** runDoctorFix only: the state dir is `~/.openclaw` (makeSandbox's stateUnderHome). */
+  stateUnderHome?: boolean;
 }
 
 export interface RunResult {
@@ -194,7 +199,7 @@ export interface DoctorRun {
 
 /** Copies a legacy tree into a new sandbox's state dir and runs that release's `doctor --fix --non-interactive --yes` on it. */
 export async function runDoctorFix(install: OpenClawInstall, fixtureDir: string, options: RunOptions = {}): Promise<DoctorRun> {
-  const sandbox = makeSandbox(`doctor-${install.version}`);
+  const sandbox = makeSandbox(`doctor-${install.version}`, { stateUnderHome: options.stateUnderHome });
   cpSync(fixtureDir, sandbox.stateDir, { recursive: true });
   if (options.config) writeFileSync(join(sandbox.stateDir, "openclaw.json"), JSON.stringify(options.config, null, 2), { mode: 0o600 });
   const result = await runOpenClaw(install, sandbox, ["doctor", "--fix", "--non-interactive", "--yes"], options);
