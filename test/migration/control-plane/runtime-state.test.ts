@@ -137,12 +137,13 @@ describe("gateway settings", () => {
     const { run } = await migrate(paths);
     expect(rows(paths.globalDbPath, "SELECT * FROM plugin_binding_approvals ORDER BY channel")).toEqual([
       { plugin_root: "/plugins/codex-a", channel: "discord", account_id: "default", plugin_id: "codex", plugin_name: "Codex App Server", approved_at: 1234 },
+      { plugin_root: "/plugins/codex-b", channel: "slack", account_id: "Work", plugin_id: "codex", plugin_name: " Codex B ", approved_at: 3456 },
       { plugin_root: "/plugins/codex-a", channel: "telegram", account_id: "default", plugin_id: "codex", plugin_name: null, approved_at: 2345 },
     ]);
     const [sentinel] = rows<Row>(paths.globalDbPath, "SELECT * FROM gateway_restart_sentinel");
     expect(sentinel).toMatchObject({ sentinel_key: "default", version: 1, kind: "config-apply", status: "ok", ts: 1767000006000, session_key: "agent:main:whatsapp:dm:+15555550123", thread_id: "42", delivery_channel: "whatsapp", delivery_to: "+15555550123", delivery_account_id: "default", message: "config applied", stats_json: '{"mode":"config.patch"}' });
     expect(JSON.parse(sentinel!.payload_json as string)).toMatchObject({ kind: "config-apply" });
-    expectLedger(paths, run, "plugin-binding-approvals", "plugin_binding_approvals", { "plugin-binding-approvals.json": 2 });
+    expectLedger(paths, run, "plugin-binding-approvals", "plugin_binding_approvals", { "plugin-binding-approvals.json": 3 });
     expectLedger(paths, run, "restart-sentinel", "gateway_restart_sentinel", { "restart-sentinel.json": 1 });
     await expectReimportIdempotent(paths, run);
   });
