@@ -5,16 +5,18 @@ import path from "node:path";
 import type { Writable } from "node:stream";
 import { collectGarbage } from "../core/heap.js";
 import { interruptSignal } from "../core/interrupt.js";
-import { NotFoundError, OperationError, UsageError } from "../core/errors.js";
+import { describeError, NotFoundError, OperationError, UsageError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { ensurePrivateDir } from "../state/private-fs.js";
 import { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput, resolveStreamOutput, streamArchiveFile, type ArchiveOutput } from "./archive-output.js";
 import { planAssets, type AssetPlan } from "./asset-plan.js";
-import { ARCHIVE_EXTENSIONS, type Compression } from "./compression.js";
+import { ARCHIVE_EXTENSIONS, sniffCompression, type Compression } from "./compression.js";
+import { payloadStartHint, PLAIN_SEGMENT_MIN, PlainFileReuse } from "./file-reuse.js";
 import { createPrivateStaging, type PrivateStaging } from "./private-temp.js";
 import { findReuseCandidates, type LedgerReuseRow, type ReuseRefusal, type ReuseRecord, type ReuseSearch } from "./snapshot-reuse.js";
 import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js";
+import { readArchiveManifest } from "./read-archive.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, BackupPurpose, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
 import { archiveOrder, walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
@@ -69,6 +71,8 @@ export interface CreateBackupResult {
   compression: Compression;
   /** Source paths of databases whose unchanged snapshot was copied from an earlier verified archive. */
   reusedDatabases: string[];
+  /** Plain files whose unchanged body was copied from the last verified archive (not read). */
+  reusedFiles: number;
   /**
    * Earlier snapshots the ledger pointed at that did not check out against their archive's own manifest (each
    * such database was snapshotted afresh): the database, the archive, why.
@@ -169,7 +173,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
         symlinks: walk.entries.flatMap((e) => (e.type === "symlink" ? [{ archivePath: e.archivePath, target: e.target }] : [])),
         ...described,
       });
-      return { runId, status: "dry-run", archivePath: output.archivePath, verified: false, sizeBytes: 0, compression: output.compression, reusedDatabases: [], reuseRefused: [], manifest, warnings, recorded: false };
+      return { runId, status: "dry-run", archivePath: output.archivePath, verified: false, sizeBytes: 0, compression: output.compression, reusedDatabases: [], reusedFiles: 0, reuseRefused: [], manifest, warnings, recorded: false };
     } finally {
       await runner.close();
     }
@@ -179,6 +183,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   let staging: PrivateStaging | undefined;
   let published = false;
   let streamed: CreateBackupResult["streamed"];
+  let reuseFiles: PlainFileReuse | null = null;
   // What messages call the archive: its file, or the stream it goes to.
   const label = streaming ? "the archive for stdout" : output.archivePath;
   try {
@@ -200,10 +205,14 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       }
       return ledger;
     };
-    const search: ReuseSearch = options.reuse === false ? { candidates: new Map(), refused: [] } : await reusableSnapshots(paths, output.compression, entries, runner, loadLedger);
+    const assets = publicAssets(plan, walk);
+    const reusable: Reusable = options.reuse === false ? { search: { candidates: new Map(), refused: [] }, files: null, filesRefused: null } : await reusableParts(paths, output.compression, entries, assets, runner, loadLedger);
+    reuseFiles = reusable.files;
+    const search = reusable.search;
     for (const r of search.refused) {
       if (r.mismatch) warnings.push(`Did not reuse the earlier snapshot of ${r.path} from ${r.archivePath}: ${r.reason}; it was snapshotted afresh.`);
     }
+    if (reusable.filesRefused) warnings.push(`Did not reuse ${reusable.filesRefused.path} from ${reusable.filesRefused.archivePath}: ${reusable.filesRefused.reason}; they were read afresh.`);
     // Written and verified under a name of our own inside the staging dir; only a verified archive gets the final
     // name (a killed run leaves nothing there but the staging dir, which the next create sweeps).
     const partialName = streaming ? `${output.root}${ARCHIVE_EXTENSIONS[output.compression]}` : path.basename(output.archivePath);
@@ -217,6 +226,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       createdAt,
       compression: output.compression,
       reuse: search.candidates,
+      reuseFiles,
       precheck: verify,
       onProgress: options.onProgress,
       manifestFor: (parts) => {
@@ -226,6 +236,12 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     });
     void loadLedger();
     const written = await writing;
+    reuseFiles?.close();
+    if (reuseFiles && reuseFiles.mismatches.length > 0) {
+      const named = reuseFiles.mismatches.slice(0, 3).join(", ");
+      const more = reuseFiles.mismatches.length > 3 ? ` and ${reuseFiles.mismatches.length - 3} more` : "";
+      warnings.push(`Did not reuse the earlier bodies of ${named}${more} from ${reuseFiles.archivePath}: the bytes there do not hash to what its manifest records; they were read afresh.`);
+    }
     // The compressor's block buffers (~5 x 4 MiB) are garbage now: freed before verification reads it all back.
     collectGarbage();
     let verified = false;
@@ -254,7 +270,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     const { recordBackupRun } = await loadLedger();
     // Only a verified archive may lend its snapshots to the next run (the ledger row only says where they are); a
     // streamed one has no file here to lend them from, so its row records the run without a path.
-    const reuseRecord: ReuseRecord | undefined = verified && !streaming && written.reusable.length > 0 ? { compression: output.compression, archiveSize: written.sizeBytes, snapshots: written.reusable } : undefined;
+    const lends = written.reusable.length > 0 || written.fileBodies > 0;
+    const reuseRecord: ReuseRecord | undefined = verified && !streaming && lends ? { compression: output.compression, archiveSize: written.sizeBytes, payloadStart: written.payloadStart, snapshots: written.reusable } : undefined;
     const recordWarning = recordBackupRun(paths, { runId, createdAt, archivePath: streaming ? null : output.archivePath, status: "completed", manifest: summarizeManifest(written.manifest), reuse: reuseRecord });
     if (recordWarning) warnings.push(recordWarning);
     return {
@@ -265,6 +282,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       sizeBytes: written.sizeBytes,
       compression: output.compression,
       reusedDatabases: written.reused,
+      reusedFiles: written.reusedFiles,
       reuseRefused: search.refused,
       manifest: written.manifest,
       warnings,
@@ -276,20 +294,30 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     await recordFailure(streaming ? null : output.archivePath, error);
     throw error;
   } finally {
+    reuseFiles?.close();
     await runner.close();
     staging?.dispose();
   }
 }
 
+interface Reusable {
+  search: ReuseSearch;
+  /** Unchanged plain files' bodies in the last verified archive that can still be read (null: none). */
+  files: PlainFileReuse | null;
+  /** Why the last archive's plain file bodies were not used, when the ledger and the archive disagree. */
+  filesRefused: ReuseRefusal | null;
+}
+
 /**
- * Unchanged databases whose snapshot an earlier verified archive holds intact: the backup_runs ledger says where to
- * look, the archive's own manifest decides (findReuseCandidates). Any doubt means a fresh snapshot: nothing here
- * can fail the backup.
+ * Unchanged databases whose snapshot an earlier verified archive holds intact, and unchanged plain files whose body
+ * the newest one holds: the backup_runs ledger says where to look, the archive's own manifest decides
+ * (findReuseCandidates, PlainFileReuse). Any doubt means a fresh read: nothing here can fail the backup.
  */
-async function reusableSnapshots(paths: StatePaths, compression: Compression, entries: readonly WalkEntry[], runner: SqliteJobRunner, whileWaiting: () => unknown): Promise<ReuseSearch> {
-  const none: ReuseSearch = { candidates: new Map(), refused: [] };
+async function reusableParts(paths: StatePaths, compression: Compression, entries: readonly WalkEntry[], assets: BackupAsset[], runner: SqliteJobRunner, whileWaiting: () => unknown): Promise<Reusable> {
+  const none: Reusable = { search: { candidates: new Map(), refused: [] }, files: null, filesRefused: null };
   const databases = entries.flatMap((e) => (e.type === "file" && e.database ? [{ absPath: e.absPath, archivePath: e.archivePath, role: e.database.role, agentId: e.database.agentId }] : []));
-  if (databases.length === 0 || !fs.existsSync(paths.globalDbPath)) return none;
+  const plainFiles = entries.some((e) => e.type === "file" && !e.database && e.size >= PLAIN_SEGMENT_MIN);
+  if ((databases.length === 0 && !plainFiles) || !fs.existsSync(paths.globalDbPath)) return none;
   let rows: LedgerReuseRow[];
   try {
     // Read on the SQLite worker without the storage core, which loads meanwhile (the worker is still starting up).
@@ -299,11 +327,42 @@ async function reusableSnapshots(paths: StatePaths, compression: Compression, en
   } catch {
     return none;
   }
-  try {
-    return await findReuseCandidates(rows, compression, databases);
-  } catch {
-    return none;
+  // Each archive's manifest is read once, for both searches.
+  const manifests = new Map<string, Promise<BackupManifest>>();
+  const readManifest = (archivePath: string): Promise<BackupManifest> => {
+    let read = manifests.get(archivePath);
+    if (!read) {
+      read = readArchiveManifest(archivePath);
+      read.catch(() => undefined);
+      manifests.set(archivePath, read);
+    }
+    return read;
+  };
+  const out: Reusable = { ...none };
+  if (plainFiles) {
+    // Only the newest completed run whose ledger row says where its payload starts: each archive re-records the
+    // bodies it copied, so the newest one holds every unchanged file's.
+    const row = rows.find((r) => r.status === "completed" && r.archivePath && payloadStartHint(r.manifestJson) !== null);
+    if (row?.archivePath) {
+      const archivePath = row.archivePath;
+      try {
+        const st = fs.lstatSync(archivePath, { throwIfNoEntry: false });
+        if (st?.isFile() && sniffCompression(archivePath) === compression) {
+          out.files = new PlainFileReuse(archivePath, payloadStartHint(row.manifestJson)!, await readManifest(archivePath), compression, assets);
+        }
+      } catch (error) {
+        out.filesRefused = { path: "its unchanged files", archivePath, reason: `its manifest cannot be read (${describeError(error)})`, mismatch: true };
+      }
+    }
   }
+  if (databases.length > 0) {
+    try {
+      out.search = await findReuseCandidates(rows, compression, databases, readManifest);
+    } catch {
+      // none
+    }
+  }
+  return out;
 }
 
 /** Completed runs searched for reusable snapshots (the newest first). */

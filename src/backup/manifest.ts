@@ -14,7 +14,8 @@ import {
   type BackupManifest,
   type ManifestDatabase,
   type ManifestFile,
-  type ManifestSourceState,
+  type ManifestBody,
+  type ManifestFileStamp,
 } from "./types.js";
 
 /** The manifest is read into memory whole; larger ones are refused (≈ 300k files fit). */
@@ -174,7 +175,7 @@ export function validateManifest(raw: unknown): BackupManifest {
     if (!SHA256.test(sha256)) fail(`manifest sha256 of ${p} is not 64 lower-case hex digits`);
     const mode = count(r.mode, `files[${i}].mode`);
     const mtimeMs = typeof r.mtimeMs === "number" && Number.isFinite(r.mtimeMs) ? r.mtimeMs : 0;
-    return { archivePath: p, size: count(r.size, `files[${i}].size`), sha256, mode: mode & 0o777, mtimeMs };
+    return { archivePath: p, size: count(r.size, `files[${i}].size`), sha256, mode: mode & 0o777, mtimeMs, ...fileReuseFields(r) };
   });
 
   const symlinks = list(m.symlinks, "symlinks").map((s, i) => {
@@ -265,35 +266,46 @@ const DIGITS = /^\d{1,30}$/;
  */
 function reuseFields(r: Record<string, unknown>): Pick<ManifestDatabase, "body" | "sourceState"> {
   const out: Pick<ManifestDatabase, "body" | "sourceState"> = {};
-  const b = r.body;
-  if (typeof b === "object" && b !== null && !Array.isArray(b)) {
-    const { compression, length, sha256 } = b as Record<string, unknown>;
-    if ((compression === "gzip" || compression === "zstd" || compression === "none") && Number.isSafeInteger(length) && (length as number) > 0 && typeof sha256 === "string" && SHA256.test(sha256)) {
-      out.body = { compression, length: length as number, sha256 };
-    }
-  }
+  const body = bodyField(r.body);
+  if (body) out.body = body;
   const s = r.sourceState;
   if (typeof s === "object" && s !== null && !Array.isArray(s)) {
     const { files, header } = s as Record<string, unknown>;
-    const stamp = (f: unknown): ManifestSourceStamp | undefined => {
-      if (f === null) return null;
-      if (typeof f !== "object" || Array.isArray(f)) return undefined;
-      const v = f as Record<string, unknown>;
-      const keys = ["dev", "ino", "size", "mtimeNs", "ctimeNs"] as const;
-      if (!keys.every((k) => typeof v[k] === "string" && DIGITS.test(v[k] as string))) return undefined;
-      return { dev: v.dev as string, ino: v.ino as string, size: v.size as string, mtimeNs: v.mtimeNs as string, ctimeNs: v.ctimeNs as string };
-    };
-    const stamps = Array.isArray(files) && files.length === 3 ? files.map(stamp) : [];
+    const stamps = Array.isArray(files) && files.length === 3 ? files.map((f) => (f === null ? null : stampField(f))) : [];
     const h = header as Record<string, unknown> | null | undefined;
     const okHeader = h !== null && typeof h === "object" && Number.isSafeInteger(h.changeCounter) && Number.isSafeInteger(h.schemaVersion) && (h.changeCounter as number) >= 0 && (h.schemaVersion as number) >= 0;
     if (stamps.length === 3 && stamps.every((x) => x !== undefined) && okHeader) {
-      out.sourceState = { files: stamps as Array<Exclude<ManifestSourceStamp, undefined>>, header: { changeCounter: h.changeCounter as number, schemaVersion: h.schemaVersion as number } };
+      out.sourceState = { files: stamps as Array<ManifestFileStamp | null>, header: { changeCounter: h.changeCounter as number, schemaVersion: h.schemaVersion as number } };
     }
   }
   return out;
 }
 
-type ManifestSourceStamp = ManifestSourceState["files"][number] | undefined;
+/** A plain file's reuse fields, by the same rule: both well formed and the body's offset a safe integer, or neither. */
+function fileReuseFields(r: Record<string, unknown>): Pick<ManifestFile, "body" | "sourceState"> {
+  const body = bodyField(r.body);
+  const offset = (r.body as Record<string, unknown> | undefined)?.offset;
+  const stamp = stampField(r.sourceState);
+  if (!body || !stamp || !Number.isSafeInteger(offset) || (offset as number) < 0) return {};
+  return { body: { ...body, offset: offset as number }, sourceState: stamp };
+}
+
+function bodyField(b: unknown): ManifestBody | undefined {
+  if (typeof b !== "object" || b === null || Array.isArray(b)) return undefined;
+  const { compression, length, sha256 } = b as Record<string, unknown>;
+  if ((compression === "gzip" || compression === "zstd" || compression === "none") && Number.isSafeInteger(length) && (length as number) > 0 && typeof sha256 === "string" && SHA256.test(sha256)) {
+    return { compression, length: length as number, sha256 };
+  }
+  return undefined;
+}
+
+function stampField(f: unknown): ManifestFileStamp | undefined {
+  if (typeof f !== "object" || f === null || Array.isArray(f)) return undefined;
+  const v = f as Record<string, unknown>;
+  const keys = ["dev", "ino", "size", "mtimeNs", "ctimeNs"] as const;
+  if (!keys.every((k) => typeof v[k] === "string" && DIGITS.test(v[k] as string))) return undefined;
+  return { dev: v.dev as string, ino: v.ino as string, size: v.size as string, mtimeNs: v.mtimeNs as string, ctimeNs: v.ctimeNs as string };
+}
 
 function entryKindAt(p: string, directories: ReadonlyArray<{ archivePath: string }>, symlinks: ReadonlyArray<{ archivePath: string }>): string {
   if (directories.some((d) => d.archivePath === p)) return "directory";

@@ -152,6 +152,26 @@ export class ParallelCompressor {
     }).then(() => result);
   }
 
+  /**
+   * Writes `bytes` (compressed bytes the caller already checked against `sha256`, e.g. an unchanged file's body from
+   * an earlier archive) as a segment of their own, in order; the caller must not change `bytes` afterwards.
+   */
+  insertSegment(bytes: Buffer, sha256: string): Promise<WrittenSegment> {
+    this.cut();
+    let start = 0;
+    const link = this.enqueue(async () => {
+      start = this.written;
+      await this.emit(bytes);
+    });
+    this.inFlight.push(link);
+    return link.then(() => ({ start, length: bytes.length, sha256 }));
+  }
+
+  /** Waits until fewer than `concurrency` blocks or inserted segments are in flight (bounds memory between inserts). */
+  async room(): Promise<void> {
+    while (this.inFlight.length >= this.concurrency) await this.inFlight.shift();
+  }
+
   /** Flushes the last block and waits for every write; returns the total bytes written. */
   async end(): Promise<number> {
     this.cut();

@@ -45,6 +45,8 @@ export interface ReusableSnapshot {
 export interface ReuseRecord {
   compression: Compression;
   archiveSize: number;
+  /** Where the payload starts in the archive: plain file bodies' manifest offsets count from here (file-reuse.ts). */
+  payloadStart?: number;
   snapshots: ReusableSnapshot[];
 }
 

@@ -37,6 +37,24 @@ export interface ManifestFile {
   /** Permission bits as archived (0600, or 0700 for executables). */
   mode: number;
   mtimeMs: number;
+  /** A plain file's body as a segment of its own (absent for small files, databases, dry-runs, earlier versions): what a later archive may copy. */
+  body?: ManifestFileBody;
+  /** The live file's stat identity when it was read, provably unchanged and not racy (absent otherwise). */
+  sourceState?: ManifestFileStamp;
+}
+
+/** A plain file's body (content + tar padding) as whole gzip members / zstd frames, `offset` bytes after the payload's first byte. */
+export interface ManifestFileBody extends ManifestBody {
+  offset: number;
+}
+
+/** Stat identity of a file (decimal strings: 64-bit values and nanoseconds do not fit a JSON number). */
+export interface ManifestFileStamp {
+  dev: string;
+  ino: string;
+  size: string;
+  mtimeNs: string;
+  ctimeNs: string;
 }
 
 export interface ManifestDirectory {
@@ -81,7 +99,7 @@ export interface ManifestBody {
 
 /** Stat identity of a database's main file, -wal and -journal (null where absent), and its header's counters. */
 export interface ManifestSourceState {
-  files: Array<{ dev: string; ino: string; size: string; mtimeNs: string; ctimeNs: string } | null>;
+  files: Array<ManifestFileStamp | null>;
   /** The main file header's change counter and schema version (user_version); null when it could not be read. */
   header: { changeCounter: number; schemaVersion: number } | null;
 }

@@ -18,9 +18,10 @@ import { compressBlock, type Compression } from "./compression.js";
 import { ParallelCompressor, type WrittenSegment } from "./parallel-compress.js";
 import { sourceFingerprint, stableFingerprint, type ReusableSnapshot, type ReuseCandidate, type SourceFingerprint } from "./snapshot-reuse.js";
 import { BLOCK, encodeEntryHeader, paddingFor, TAR_EOF } from "./tar-format.js";
-import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestDirectory, type ManifestFile, type ManifestSymlink, type ProgressCallback, type SkippedItem } from "./types.js";
+import { MANIFEST_NAME, type BackupManifest, type ManifestDatabase, type ManifestDirectory, type ManifestFile, type ManifestFileStamp, type ManifestSymlink, type ProgressCallback, type SkippedItem } from "./types.js";
 import { isVanished, type WalkEntry, type WalkFile } from "./walk-assets.js";
 import { writeFully } from "./file-writer.js";
+import { PLAIN_SEGMENT_MIN, stableStamp, type PlainFileReuse, type ReusedBody } from "./file-reuse.js";
 import type { PrecheckedRun } from "./read-archive.js";
 
 const SQLITE_HEADER = Buffer.from("SQLite format 3\u0000", "latin1");
@@ -47,6 +48,8 @@ export interface WriteArchiveOptions {
   compression: Compression;
   /** Per database source path: an unchanged snapshot to copy from an earlier verified archive, checked against its manifest. */
   reuse?: ReadonlyMap<string, ReuseCandidate>;
+  /** Unchanged plain files whose body the last verified archive holds (see file-reuse.ts). */
+  reuseFiles?: PlainFileReuse | null;
   onProgress?: ProgressCallback;
   /** Builds the manifest from what was actually archived. */
   manifestFor(parts: PayloadParts): BackupManifest;
@@ -72,6 +75,12 @@ export interface WriteArchiveResult {
    * from a verified archive. The create-time verify checks them by those bytes (see PrecheckedRun).
    */
   prechecked: PrecheckedRun[];
+  /** Where the payload starts in this archive (manifest body offsets count from here); recorded in the ledger. */
+  payloadStart: number;
+  /** Plain files whose body was copied from an earlier archive. */
+  reusedFiles: number;
+  /** Plain files whose body and stamp this manifest records (a later archive may copy them). */
+  fileBodies: number;
 }
 
 interface Snapshot {
@@ -111,6 +120,8 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   const reusable: Array<Promise<ReusableSnapshot | null>> = [];
   const reused: string[] = [];
   const prechecked: Array<Promise<PrecheckedRun>> = [];
+  const bodies: Array<Promise<void>> = [];
+  let reusedFiles = 0;
   const precheck = (file: ManifestFile, segment: Promise<WrittenSegment>, sqlite: boolean): void => {
     if (!options.precheck) return;
     const run = segment.then((s): PrecheckedRun => ({ prechecked: true, archivePath: file.archivePath, segment: s, length: Math.ceil(file.size / BLOCK) * BLOCK, contentSha256: file.sha256!, sqlite }));
@@ -171,7 +182,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   const readBuffer = Buffer.allocUnsafeSlow(READ_CHUNK);
 
   /** Streams one file's entry (header, body, padding); `segment` makes the body a reusable run of blocks. */
-  async function writeFile(entry: WalkFile, source: string, sizeHint: number | undefined, segment: boolean): Promise<{ file: ManifestFile; segment: Promise<WrittenSegment> | null; sqlite: boolean } | null> {
+  async function writeFile(entry: WalkFile, source: string, sizeHint: number | undefined, segment: boolean, stamp = false): Promise<{ file: ManifestFile; segment: Promise<WrittenSegment> | null; sqlite: boolean; stamp: ManifestFileStamp | null } | null> {
     const fd = openRegularFile(source);
     if (fd === null) {
       parts.warnings.push(`${entry.absPath} vanished before it was archived; it is not in the archive.`);
@@ -180,12 +191,16 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     }
     try {
       const st = fs.fstatSync(fd);
+      // Stat identity for a later run's reuse, taken before the first byte is read (see file-reuse.ts).
+      const takenAt = Date.now();
+      const before = stamp ? fs.fstatSync(fd, { bigint: true }) : null;
       const size = sizeHint ?? st.size;
       await compressor.write(encodeEntryHeader({ path: `${root}/${entry.archivePath}`, type: "File", size, mode: entry.mode, mtime: st.mtime }));
       if (segment) compressor.beginSegment();
       const hash = crypto.createHash("sha256");
       let done = 0;
       let sqlite = false;
+      let stable: ManifestFileStamp | null = null;
       while (done < size) {
         // One read buffer for the whole run: the compressor copies each chunk before write() resolves.
         const bytesRead = fs.readSync(fd, readBuffer, 0, Math.min(READ_CHUNK, size - done), done);
@@ -208,12 +223,14 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
         const after = fs.fstatSync(fd);
         if (after.size !== st.size || after.mtimeMs !== st.mtimeMs) {
           parts.warnings.push(`${entry.absPath} changed while it was archived; the archived copy may be inconsistent.`);
+        } else if (before && BigInt(size) === before.size) {
+          stable = stableStamp(before, fs.fstatSync(fd, { bigint: true }), takenAt);
         }
       }
       await compressor.write(paddingFor(size));
       const written = segment ? compressor.endSegment() : null;
       written?.catch(() => undefined);
-      return { file: { archivePath: entry.archivePath, size, sha256: hash.digest("hex"), mode: entry.mode, mtimeMs: st.mtimeMs }, segment: written, sqlite };
+      return { file: { archivePath: entry.archivePath, size, sha256: hash.digest("hex"), mode: entry.mode, mtimeMs: st.mtimeMs }, segment: written, sqlite, stamp: stable };
     } finally {
       fs.closeSync(fd);
     }
@@ -236,6 +253,31 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     reusable.push(segment.then((s) => ({ ...snapshot, sourcePath: entry.absPath, database, segment: s })));
   }
 
+  /** Records a plain file's body and stamp in its manifest entry once the segment is written (the manifest is built after). */
+  const recordBody = (file: ManifestFile, segment: Promise<WrittenSegment>, stamp: ManifestFileStamp): void => {
+    bodies.push(
+      segment.then((s) => {
+        file.body = { compression, offset: s.start, length: s.length, sha256: s.sha256 };
+        file.sourceState = stamp;
+      }),
+    );
+  };
+
+  /** An unchanged plain file: its header, then the earlier archive's compressed body (checked by reuseFiles.take). */
+  async function copyFileBody(entry: WalkFile, earlier: ReusedBody): Promise<void> {
+    const file: ManifestFile = { ...earlier.file };
+    await compressor.write(encodeEntryHeader({ path: `${root}/${entry.archivePath}`, type: "File", size: file.size, mode: file.mode, mtime: new Date(file.mtimeMs) }));
+    const segment = "bytes" in earlier ? compressor.insertSegment(earlier.bytes, earlier.sha256) : compressor.copySegment(earlier.range.archivePath, { ...earlier.range, sha256: earlier.sha256 });
+    segment.catch(() => undefined);
+    await compressor.room();
+    parts.files.push(file);
+    bytesDone += file.size;
+    progress(entry.archivePath);
+    precheck(file, segment, false);
+    recordBody(file, segment, earlier.stamp);
+    reusedFiles += 1;
+  }
+
   async function writeTar(): Promise<void> {
     for (let i = 0; i < entries.length; i += 1) {
       const entry = entries[i]!;
@@ -249,8 +291,21 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
         continue;
       }
       if (!entry.database) {
-        const written = await writeFile(entry, entry.absPath, undefined, false);
-        if (written) parts.files.push(written.file);
+        // A file this large gets a body of its own: copied unread by a later run while it stays unchanged.
+        const own = entry.size >= PLAIN_SEGMENT_MIN;
+        const earlier = own ? (options.reuseFiles?.take(entry) ?? null) : null;
+        if (earlier) {
+          await copyFileBody(entry, earlier);
+          continue;
+        }
+        const written = await writeFile(entry, entry.absPath, undefined, own, own);
+        if (!written) continue;
+        parts.files.push(written.file);
+        // A plain file that turned out to be SQLite (swapped in after the walk) is decoded by verify like any database.
+        if (written.segment && !written.sqlite) {
+          precheck(written.file, written.segment, false);
+          if (written.stamp) recordBody(written.file, written.segment, written.stamp);
+        }
         continue;
       }
       const candidate = options.reuse?.get(entry.absPath);
@@ -322,6 +377,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     }
     const segments = (await Promise.all(reusable)).filter((r): r is ReusableSnapshot => r !== null);
     const runs = (await Promise.all(prechecked)).filter((r) => r.segment.length > 0);
+    await Promise.all(bodies);
 
     const manifest = options.manifestFor(parts);
     const manifestBytes = serializeManifest(manifest);
@@ -355,7 +411,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     }
     const shifted = segments.map((s) => ({ ...s, segment: { ...s.segment, start: s.segment.start + payloadStart } }));
     const precheckedRuns = runs.map((r) => ({ ...r, segment: { ...r.segment, start: r.segment.start + payloadStart } }));
-    return { manifest, sizeBytes, reusable: shifted, reused, prechecked: precheckedRuns };
+    return { manifest, sizeBytes, reusable: shifted, reused, prechecked: precheckedRuns, payloadStart, reusedFiles, fileBodies: bodies.length };
   } finally {
     if (!published) {
       await out.close().catch(() => undefined);
@@ -395,7 +451,9 @@ function headReserve(entries: readonly WalkEntry[]): number {
   const bytes = entries.reduce((n, e) => n + (e.type === "file" ? e.size : 0), 0);
   if (bytes < RESERVE_FROM_BYTES) return 0;
   const databases = entries.filter((e) => e.type === "file" && e.database).length;
-  return 16 * 1024 + entries.length * 160 + databases * 1024;
+  // A plain file with a body of its own also records the body and its stamp (~80 compressed bytes).
+  const bodies = entries.filter((e) => e.type === "file" && !e.database && e.size >= PLAIN_SEGMENT_MIN).length;
+  return 16 * 1024 + entries.length * 160 + databases * 1024 + bodies * 120;
 }
 
 const ZSTD_SKIPPABLE_MAGIC = 0x184d2a50;
