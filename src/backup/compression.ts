@@ -21,6 +21,7 @@ interface ZstdApi {
   zstdCompress(buf: Buffer, options: ZstdOptions, callback: (error: Error | null, result: Buffer) => void): void;
   zstdDecompress(buf: Buffer, options: ZstdOptions, callback: (error: Error | null, result: Buffer) => void): void;
   createZstdDecompress(options?: ZstdOptions): Transform;
+  zstdDecompressSync?(buf: Buffer, options: ZstdOptions): Buffer;
 }
 
 /** Parameter ids from zstd.h (stable ABI); Node exposes them only on versions that have zstd. */
@@ -150,6 +151,20 @@ export function createDecompressor(compression: Compression, archivePath: string
   return compose(new ZstdFrameWalker(archivePath), decoder);
 }
 
+/**
+ * Decodes a few whole gzip members / zstd frames at once on the calling thread (the tar headers between pre-checked
+ * bodies: a streaming decoder per gap cost more in set-up than the decode). Throws on anything unusual (damage, a
+ * zstd window over the limit, output past `maxOutputLength`); callers then decode the range with the streaming path,
+ * which reports it properly.
+ */
+export function decodeSmallSync(compression: Compression, bytes: Buffer, maxOutputLength: number): Buffer {
+  if (compression === "none") return bytes;
+  if (compression === "gzip") return zlib.gunzipSync(bytes, { maxOutputLength, chunkSize: 64 * 1024 });
+  const decode = zstdApi()?.zstdDecompressSync;
+  if (!decode) throw new Error("no synchronous zstd decoder");
+  return decode(bytes, { maxOutputLength, chunkSize: 64 * 1024, params: { [ZSTD_D_WINDOW_LOG_MAX]: ZSTD_WINDOW_LOG_LIMIT } });
+}
+
 /** A decoder error caused by the archive's bytes (truncated or corrupt), as opposed to an I/O failure. */
 export function isCorruptStreamError(error: unknown): boolean {
   // A window over our limit is a limit, reported as such (its message names the limit and the way out).
@@ -164,6 +179,11 @@ export interface BlockCodecOptions {
   level?: number;
 }
 
+/** Output buffer size for a block codec: 256 KiB, or about the block's size for a small block (a small file's body of its own). */
+function outputChunk(blockBytes: number): number {
+  return Math.min(256 * 1024, Math.max(16 * 1024, blockBytes + 1024));
+}
+
 /**
  * Compresses one block as a self-contained gzip member or zstd frame, on the libuv pool. Members and frames
  * concatenate into one valid stream (RFC 1952 §2.2; the zstd format), which gzip, zstd, GNU tar and Node
@@ -175,7 +195,7 @@ export function compressBlock(compression: Compression, block: Buffer, options: 
     // A copy: the compressor reuses its block buffers once a block is handed on.
     if (compression === "none") return resolve(Buffer.from(block));
     if (compression === "gzip") {
-      zlib.gzip(block, { level: options.level ?? zlib.constants.Z_DEFAULT_COMPRESSION, chunkSize: 256 * 1024 }, done);
+      zlib.gzip(block, { level: options.level ?? zlib.constants.Z_DEFAULT_COMPRESSION, chunkSize: outputChunk(block.length) }, done);
       return;
     }
     const api = zstdApi();
@@ -184,8 +204,26 @@ export function compressBlock(compression: Compression, block: Buffer, options: 
       return;
     }
     // The frame checksum makes a flipped byte a decoder error, before the sha256 check even runs.
-    api.zstdCompress(block, { chunkSize: 256 * 1024, params: { [ZSTD_C_COMPRESSION_LEVEL]: options.level ?? ZSTD_LEVEL, [ZSTD_C_CHECKSUM_FLAG]: 1 } }, done);
+    api.zstdCompress(block, { chunkSize: outputChunk(block.length), params: { [ZSTD_C_COMPRESSION_LEVEL]: options.level ?? ZSTD_LEVEL, [ZSTD_C_CHECKSUM_FLAG]: 1 } }, done);
   });
+}
+
+/**
+ * compressBlock on the calling thread, for small blocks (a tar header, a small file's body): a pool job per block
+ * cost more main-thread time than compressing it here. Same kind of member / frame as compressBlock's.
+ */
+export function compressSmallBlock(compression: Compression, block: Buffer, level?: number): Promise<Buffer> {
+  try {
+    if (compression === "none") return Promise.resolve(Buffer.from(block));
+    // A block of at most 4 KiB needs no larger window than 4 KiB (2^12).
+    const small = block.length <= 4096 ? { windowBits: 12, memLevel: 4 } : {};
+    if (compression === "gzip") return Promise.resolve(zlib.gzipSync(block, { level: level ?? zlib.constants.Z_DEFAULT_COMPRESSION, ...small, chunkSize: outputChunk(block.length) }));
+    const api = zstdApi() as (ZstdApi & { zstdCompressSync?(buf: Buffer, options: ZstdOptions): Buffer }) | null;
+    if (!api?.zstdCompressSync) return compressBlock(compression, block, { level });
+    return Promise.resolve(api.zstdCompressSync(block, { chunkSize: outputChunk(block.length), params: { [ZSTD_C_COMPRESSION_LEVEL]: level ?? ZSTD_LEVEL, [ZSTD_C_CHECKSUM_FLAG]: 1 } }));
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**
@@ -197,7 +235,7 @@ export function blockDecodesTo(compression: Compression, block: Buffer, expected
   return new Promise((resolve, reject) => {
     let decoder: Duplex;
     try {
-      decoder = compression === "gzip" ? zlib.createGunzip({ chunkSize: 256 * 1024 }) : createDecompressor("zstd", "a compressed block");
+      decoder = compression === "gzip" ? zlib.createGunzip({ chunkSize: outputChunk(expected.length) }) : createDecompressor("zstd", "a compressed block");
     } catch (error) {
       reject(error);
       return;

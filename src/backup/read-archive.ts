@@ -4,7 +4,7 @@ import fs from "node:fs";
 import { pipeline } from "node:stream";
 import { describeError, NotFoundError, OperationError, UsageError } from "../core/errors.js";
 import { roleAtArchivePath, SQLITE_SIDECAR_SUFFIXES } from "./archive-layout.js";
-import { decompressorFor, MAGIC_BYTES, type Decompressor } from "./compression.js";
+import { decodeSmallSync, decompressorFor, MAGIC_BYTES, type Decompressor } from "./compression.js";
 import { ZstdWindowError } from "./zstd-frames.js";
 import { sha256OfRange } from "./hash-range.js";
 import { MAX_MANIFEST_BYTES, ManifestProblem, validateManifest } from "./manifest.js";
@@ -137,6 +137,20 @@ async function* decodeRange(fd: number, decompressor: Decompressor, start: numbe
   }
 }
 
+/** Compressed gaps between pre-checked runs up to this size (a tar header or a few small files) are decoded synchronously. */
+const SMALL_GAP = 64 * 1024;
+
+/** The gap [start, end) decoded on this thread, or null when anything is unusual (the streaming path then decodes it and reports). */
+function decodeGapSync(fd: number, decompressor: Decompressor, start: number, end: number, room: number): Buffer | null {
+  try {
+    const bytes = Buffer.allocUnsafe(end - start);
+    if (fs.readSync(fd, bytes, 0, bytes.length, start) !== bytes.length) return null;
+    return decodeSmallSync(decompressor.name, bytes, Math.max(1, Math.min(room + 1, 64 * 1024 * 1024)));
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The decompressed stream, refused as soon as it grows past `limit()` bytes (decompression bombs never get far).
  * Pre-checked runs are checked by the sha256 of their compressed bytes and yielded as they are, not decoded.
@@ -152,9 +166,15 @@ async function* decompressed(fd: number, decompressor: Decompressor, limit: () =
     for (const run of [...prechecked].sort((a, b) => a.segment.start - b.segment.start)) {
       if (run.segment.start < position) throw new ArchiveProblem(`the pre-checked bytes of ${run.archivePath} overlap the previous entry`);
       if (run.segment.start > position) {
-        for await (const chunk of decodeRange(fd, decompressor, position, run.segment.start)) {
-          grow(chunk.length);
-          yield chunk;
+        const small = run.segment.start - position <= SMALL_GAP ? decodeGapSync(fd, decompressor, position, run.segment.start, limit() - total) : null;
+        if (small) {
+          grow(small.length);
+          yield small;
+        } else {
+          for await (const chunk of decodeRange(fd, decompressor, position, run.segment.start)) {
+            grow(chunk.length);
+            yield chunk;
+          }
         }
       }
       const read = sha256OfRange(fd, run.segment.start, run.segment.length);

@@ -196,7 +196,8 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       const before = stamp ? fs.fstatSync(fd, { bigint: true }) : null;
       const size = sizeHint ?? st.size;
       await compressor.write(encodeEntryHeader({ path: `${root}/${entry.archivePath}`, type: "File", size, mode: entry.mode, mtime: st.mtime }));
-      if (segment) compressor.beginSegment();
+      // A plain file's body is not decoded twice: verify decodes it with the stream around it.
+      if (segment) compressor.beginSegment(!stamp);
       const hash = crypto.createHash("sha256");
       let done = 0;
       let sqlite = false;
@@ -301,11 +302,8 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
         const written = await writeFile(entry, entry.absPath, undefined, own, own);
         if (!written) continue;
         parts.files.push(written.file);
-        // A plain file that turned out to be SQLite (swapped in after the walk) is decoded by verify like any database.
-        if (written.segment && !written.sqlite) {
-          precheck(written.file, written.segment, false);
-          if (written.stamp) recordBody(written.file, written.segment, written.stamp);
-        }
+        // A plain file that turned out to be SQLite (swapped in after the walk) is not lent to later runs.
+        if (written.segment && !written.sqlite && written.stamp) recordBody(written.file, written.segment, written.stamp);
         continue;
       }
       const candidate = options.reuse?.get(entry.absPath);
