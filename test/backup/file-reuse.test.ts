@@ -13,6 +13,9 @@ import { verifyBackup } from "../../src/backup/verify-archive.js";
 import { seedState } from "../helpers/backup-state.js";
 import { makeTempDir, makeTempState, type TempState } from "../helpers/temp-state.js";
 
+/** Written by the build before plain files had bodies of their own (b14ce81): two 31 KB files, no body records. */
+const PRE_FILE_BODIES = path.join(import.meta.dirname, "..", "fixtures", "backup", "pre-file-bodies.tar.gz");
+
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, RACY_MARGIN_MS + 300));
 
 /** Compressible text of about `bytes` bytes (lines of JSON like a transcript), different per seed. */
@@ -142,6 +145,37 @@ describe("createBackup reuse of unchanged plain files", () => {
     await restoredMatches(state, second.archivePath);
     // The altered archive itself fails a full verify: nothing of it was trusted unchecked.
     expect((await verifyBackup(first.archivePath)).ok).toBe(false);
+  });
+
+  it("an archive from before file bodies still verifies and restores byte-identical", async () => {
+    const manifest = await readArchiveManifest(PRE_FILE_BODIES);
+    const plain = manifest.files.filter((f) => f.size >= PLAIN_SEGMENT_MIN && !manifest.databases.some((d) => d.archivePath === f.archivePath));
+    expect(plain.length).toBe(2);
+    expect(plain.every((f) => f.body === undefined && f.sourceState === undefined)).toBe(true);
+    const verified = await verifyBackup(PRE_FILE_BODIES);
+    expect(verified.ok, verified.problem).toBe(true);
+    const state = makeTempState("legacy-state");
+    const target = path.join(makeTempDir(), "t");
+    await restoreBackup({ paths: state.paths, archivePath: PRE_FILE_BODIES, target, confirm: async () => true });
+    for (const f of plain) {
+      const restored = fs.readFileSync(path.join(target, f.archivePath.replace(/^payload\//, "")));
+      expect(crypto.createHash("sha256").update(restored).digest("hex")).toBe(f.sha256);
+    }
+  });
+
+  it("a ledger row from before file bodies (no payload start) lends no plain file; the run reads them and is valid", async () => {
+    const state = makeTempState("legacy-state");
+    seedFiles(state);
+    await settle();
+    const first = await createBackup({ paths: state.paths });
+    const run = spawnSync("sqlite3", [state.paths.globalDbPath, `UPDATE backup_runs SET manifest_json = json_remove(manifest_json, '$.reuse.payloadStart') WHERE id = '${first.runId}'`], { encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(0);
+    const second = await createBackup({ paths: state.paths });
+    expect(second.reusedFiles).toBe(0);
+    expect(second.reusedDatabases.length).toBeGreaterThan(0);
+    expect((await verifyBackup(second.archivePath)).ok).toBe(true);
+    // Its own row says where its payload starts again: the next run copies from it.
+    expect((await createBackup({ paths: state.paths })).reusedFiles).toBe(NAMES.length);
   });
 
   it("with --no-reuse, or across compressions, nothing is copied", async () => {

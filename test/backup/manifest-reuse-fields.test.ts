@@ -43,4 +43,21 @@ describe("manifest reuse fields", () => {
     shortFiles.databases[agentIndex] = { ...agent, sourceState: { files: [null], header: null } };
     expect(validateManifest(shortFiles).databases[agentIndex]!.sourceState).toBeUndefined();
   });
+
+  it("a plain file's body and stamp are kept only together and well formed", () => {
+    const file = { archivePath: "payload/state/notes/a.txt", size: 20000, sha256: "a".repeat(64), mode: 0o600, mtimeMs: 1 };
+    const body = { compression: "gzip", offset: 1024, length: 5000, sha256: "b".repeat(64) };
+    const stamp = { dev: "1", ino: "2", size: "20000", mtimeNs: "3", ctimeNs: "4" };
+    const read = (f: Record<string, unknown>) => {
+      const m = { schemaVersion: 1, format: "openclaw-state-backup", runId: "r", createdAt: "t", archiveRoot: "root", paths: { homeDir: "/h", stateDir: "/h/s", configPath: "/h/c.json", credentialsDir: "/h/cr", backupDir: "/h/b" }, assets: [{ kind: "state", type: "dir", sourcePath: "/h/s", archivePath: "payload/state", excluded: [] }], skipped: [], directories: [{ archivePath: "payload/state" }], files: [f], symlinks: [], databases: [], totals: { files: 1, bytes: f.size, databases: 0, directories: 1, symlinks: 0 } };
+      return validateManifest(m).files[0]!;
+    };
+    expect(read({ ...file, body, sourceState: stamp })).toEqual({ ...file, body, sourceState: stamp });
+    // An earlier version's file entry, and malformed or half-present fields: read as a file without a body.
+    expect(read(file)).toEqual(file);
+    expect(read({ ...file, body })).toEqual(file);
+    expect(read({ ...file, body: { ...body, offset: -1 }, sourceState: stamp })).toEqual(file);
+    expect(read({ ...file, body: { ...body, offset: "1" }, sourceState: stamp })).toEqual(file);
+    expect(read({ ...file, body, sourceState: { ...stamp, ino: "x" } })).toEqual(file);
+  });
 });
