@@ -60,6 +60,7 @@ export function renderBackupCreate(output: Output, result: CreateBackupResult): 
   else if (result.streamed) output.log(`${s.green("✓")} ${s.bold(`Archive streamed to stdout${result.verified ? ", verified" : ", not verified"}`)} (${result.compression}, ${formatBytes(result.sizeBytes)})`);
   else output.log(`${s.green("✓")} ${s.bold(`Backup written: ${result.archivePath}`)} (${result.compression}, ${formatBytes(result.sizeBytes)}${result.verified ? ", verified" : ", not verified"})`);
   if (result.reusedDatabases.length > 0) output.log(s.dim(`  ${result.reusedDatabases.length} unchanged database(s) copied from the last verified archive (sha256-checked)`));
+  if (result.reusedFiles > 0) output.log(s.dim(`  ${formatCount(result.reusedFiles)} unchanged file(s) copied from the last verified archive (sha256-checked)`));
   for (const a of m.assets) output.log(`  ${a.kind.padEnd(11)} ${a.sourcePath}${a.excluded.length ? s.dim(` (left out: ${a.excluded.join(", ")})`) : ""}`);
   output.log(`  ${databasesLine(m)}`);
   renderSkipped(output, m.skipped);
