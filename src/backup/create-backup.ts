@@ -351,7 +351,7 @@ async function reusableParts(paths: StatePaths, compression: Compression, entrie
           out.files = new PlainFileReuse(archivePath, payloadStartHint(row.manifestJson)!, await readManifest(archivePath), compression, assets);
         }
       } catch (error) {
-        out.filesRefused = { path: "its unchanged files", archivePath, reason: `its manifest cannot be read (${describeError(error)})`, mismatch: true };
+        out.filesRefused = { path: "the bodies of unchanged files", archivePath, reason: `its manifest cannot be read (${describeError(error)})`, mismatch: true };
       }
     }
   }
