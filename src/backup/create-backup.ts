@@ -12,7 +12,7 @@ import { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput, resolveStreamOutput, streamArchiveFile, type ArchiveOutput } from "./archive-output.js";
 import { planAssets, type AssetPlan } from "./asset-plan.js";
 import { ARCHIVE_EXTENSIONS, sniffCompression, type Compression } from "./compression.js";
-import { payloadStartHint, PLAIN_SEGMENT_MIN, PlainFileReuse } from "./file-reuse.js";
+import { MAX_MISMATCHES, payloadStartHint, PLAIN_SEGMENT_MIN, PlainFileReuse } from "./file-reuse.js";
 import { createPrivateStaging, type PrivateStaging } from "./private-temp.js";
 import { findReuseCandidates, type LedgerReuseRow, type ReuseRefusal, type ReuseRecord, type ReuseSearch } from "./snapshot-reuse.js";
 import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js";
@@ -240,7 +240,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     if (reuseFiles && reuseFiles.mismatches.length > 0) {
       const named = reuseFiles.mismatches.slice(0, 3).join(", ");
       const more = reuseFiles.mismatches.length > 3 ? ` and ${reuseFiles.mismatches.length - 3} more` : "";
-      warnings.push(`Did not reuse the earlier bodies of ${named}${more} from ${reuseFiles.archivePath}: the bytes there do not hash to what its manifest records; they were read afresh.`);
+      const stopped = reuseFiles.mismatches.length >= MAX_MISMATCHES ? ` (after ${MAX_MISMATCHES} such bodies it lent nothing more)` : "";
+      warnings.push(`Did not reuse the earlier bodies of ${named}${more} from ${reuseFiles.archivePath}: the bytes there do not hash to what its manifest records; they were read afresh${stopped}.`);
     }
     // The compressor's block buffers (~5 x 4 MiB) are garbage now: freed before verification reads it all back.
     collectGarbage();

@@ -24,6 +24,8 @@ import type { WalkFile } from "./walk-assets.js";
 export const PLAIN_SEGMENT_MIN = 16 * 1024;
 /** Bodies up to this many compressed bytes are read once into memory, hashed and written; larger ones are hashed, then copied. */
 const HOLD_MAX = 4 * 1024 * 1024;
+/** After this many bodies that do not hash, the archive lends nothing more (a damaged or forged one cannot make a run slow). */
+export const MAX_MISMATCHES = 8;
 
 export function fileStamp(st: fs.BigIntStats): ManifestFileStamp {
   return { dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs) };
@@ -61,6 +63,7 @@ export type ReusedBody = { file: ManifestFile; stamp: ManifestFileStamp; sha256:
 export class PlainFileReuse {
   private readonly byPath = new Map<string, ManifestFile & Required<Pick<ManifestFile, "body" | "sourceState">>>();
   private fd: number | null | undefined;
+  private archiveSize = 0;
   /** Files whose earlier body did not check out (each was read afresh): named in a warning by the caller. */
   readonly mismatches: string[] = [];
   reusedCount = 0;
@@ -95,7 +98,7 @@ export class PlainFileReuse {
   /** The earlier body of `entry` when the file is provably unchanged and the bytes hash to the manifest's record; else null (read it). */
   take(entry: WalkFile): ReusedBody | null {
     const f = this.byPath.get(entry.archivePath);
-    if (!f || f.size !== entry.size || f.mode !== entry.mode) return null;
+    if (!f || f.size !== entry.size || f.mode !== entry.mode || this.mismatches.length >= MAX_MISMATCHES) return null;
     let st: fs.BigIntStats;
     try {
       st = fs.lstatSync(entry.absPath, { bigint: true });
@@ -108,6 +111,7 @@ export class PlainFileReuse {
     const { length, sha256 } = f.body;
     const start = this.payloadStart + f.body.offset;
     try {
+      if (start + length > this.archiveSize) throw new Error("the range lies past the archive's end");
       if (length <= HOLD_MAX) {
         const bytes = Buffer.allocUnsafe(length);
         let done = 0;
@@ -146,8 +150,11 @@ export class PlainFileReuse {
     this.fd = null;
     try {
       const fd = fs.openSync(this.archivePath, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0));
-      if (fs.fstatSync(fd).isFile()) this.fd = fd;
-      else fs.closeSync(fd);
+      const st = fs.fstatSync(fd);
+      if (st.isFile()) {
+        this.fd = fd;
+        this.archiveSize = st.size;
+      } else fs.closeSync(fd);
     } catch {
       this.fd = null;
     }
