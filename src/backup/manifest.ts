@@ -342,6 +342,19 @@ export function serializeManifest(manifest: BackupManifest): Buffer {
   return Buffer.from(`${JSON.stringify(stored, null, 2)}\n`, "utf8");
 }
 
+/**
+ * The stored manifest, kept within what a reader accepts (`limit`, MAX_MANIFEST_BYTES). The plain files' reuse
+ * records (`body`, `sourceState`, ~250 bytes each) are optional: when they would push a manifest of very many files
+ * past the limit they are left out, so the archive stays readable and the next create reads those files afresh.
+ * Still too large without them: returned as it is (the reader refuses it and the create's verify says so).
+ */
+export function fitManifest(manifest: BackupManifest, limit = MAX_MANIFEST_BYTES): { manifest: BackupManifest; bytes: Buffer } {
+  const bytes = serializeManifest(manifest);
+  if (bytes.length <= limit || !manifest.files.some((f) => f.body || f.sourceState)) return { manifest, bytes };
+  const lean: BackupManifest = { ...manifest, files: manifest.files.map(({ body: _b, sourceState: _s, ...f }) => f) };
+  return { manifest: lean, bytes: serializeManifest(lean) };
+}
+
 export type ManifestSummary = Omit<BackupManifest, "directories" | "files" | "symlinks">;
 
 /** The manifest without its per-entry lists (kept in backup_runs and printed by --json); totals keep the counts. */

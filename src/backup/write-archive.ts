@@ -13,7 +13,7 @@ import { describeError, OperationError } from "../core/errors.js";
 import { fsyncDir } from "../state/private-fs.js";
 import type { SqliteJobRunner } from "../state/sqlite-jobs.js";
 import type { DatabaseFileInfo } from "../state/sqlite-snapshot.js";
-import { databaseRecord, serializeManifest } from "./manifest.js";
+import { databaseRecord, fitManifest } from "./manifest.js";
 import { compressBlock, type Compression } from "./compression.js";
 import { ParallelCompressor, type WrittenSegment } from "./parallel-compress.js";
 import { sourceFingerprint, stableFingerprint, type ReusableSnapshot, type ReuseCandidate, type SourceFingerprint } from "./snapshot-reuse.js";
@@ -378,8 +378,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     const runs = (await Promise.all(prechecked)).filter((r) => r.segment.length > 0);
     await Promise.all(bodies);
 
-    const manifest = options.manifestFor(parts);
-    const manifestBytes = serializeManifest(manifest);
+    const { manifest, bytes: manifestBytes } = fitManifest(options.manifestFor(parts));
     const head = await compressBlock(
       compression,
       Buffer.concat([

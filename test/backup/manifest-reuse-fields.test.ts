@@ -1,7 +1,8 @@
 // The manifest's optional reuse fields (`body`, `sourceState`): kept when well formed, dropped when not, absent in older archives.
 import { describe, expect, it } from "vitest";
 import { createBackup } from "../../src/backup/create-backup.js";
-import { serializeManifest, validateManifest } from "../../src/backup/manifest.js";
+import { fitManifest, serializeManifest, validateManifest } from "../../src/backup/manifest.js";
+import type { BackupManifest } from "../../src/backup/types.js";
 import { RACY_MARGIN_MS } from "../../src/backup/snapshot-reuse.js";
 import { agentDb, seedState } from "../helpers/backup-state.js";
 import { makeTempState } from "../helpers/temp-state.js";
@@ -59,5 +60,21 @@ describe("manifest reuse fields", () => {
     expect(read({ ...file, body: { ...body, offset: -1 }, sourceState: stamp })).toEqual(file);
     expect(read({ ...file, body: { ...body, offset: "1" }, sourceState: stamp })).toEqual(file);
     expect(read({ ...file, body, sourceState: { ...stamp, ino: "x" } })).toEqual(file);
+  });
+
+  it("a manifest the plain files' reuse records would push past the reader's limit is stored without them", () => {
+    const stamp = { dev: "1", ino: "2", size: "20000", mtimeNs: "3", ctimeNs: "4" };
+    const files = Array.from({ length: 50 }, (_, i) => ({ archivePath: `payload/state/f${i}`, size: 20000, sha256: "a".repeat(64), mode: 0o600, mtimeMs: 1, body: { compression: "gzip" as const, offset: i * 100, length: 100, sha256: "b".repeat(64) }, sourceState: stamp }));
+    const manifest = { schemaVersion: 1, format: "openclaw-state-backup", runId: "r", createdAt: "t", archiveRoot: "root", paths: { homeDir: "/h", stateDir: "/h/s", configPath: "/h/c.json", credentialsDir: "/h/cr", backupDir: "/h/b" }, assets: [{ kind: "state", type: "dir", sourcePath: "/h/s", archivePath: "payload/state", excluded: [] }], skipped: [], directories: [{ archivePath: "payload/state" }], files, symlinks: [], databases: [], totals: { files: 50, bytes: 50 * 20000, databases: 0, directories: 1, symlinks: 0 } } as unknown as BackupManifest;
+    const full = serializeManifest(manifest);
+    // Room for it all: stored as it is.
+    expect(fitManifest(manifest, full.length).bytes.equals(full)).toBe(true);
+    // One byte short: the reuse records go, every file stays, and what is stored is what is returned.
+    const fitted = fitManifest(manifest, full.length - 1);
+    expect(fitted.bytes.length).toBeLessThan(full.length - 1);
+    expect(fitted.manifest.files).toHaveLength(50);
+    expect(fitted.manifest.files.every((f) => f.body === undefined && f.sourceState === undefined)).toBe(true);
+    expect(fitted.bytes.equals(serializeManifest(fitted.manifest))).toBe(true);
+    expect(validateManifest(JSON.parse(fitted.bytes.toString("utf8"))).files).toHaveLength(50);
   });
 });
