@@ -341,16 +341,14 @@ async function reusableParts(paths: StatePaths, compression: Compression, entrie
   };
   const out: Reusable = { ...none };
   if (plainFiles) {
-    // Only the newest completed run whose ledger row says where its payload starts: each archive re-records the
-    // bodies it copied, so the newest one holds every unchanged file's.
-    const row = rows.find((r) => r.status === "completed" && r.archivePath && payloadStartHint(r.manifestJson) !== null);
+    // The newest completed run whose ledger row says where its payload starts and whose archive is still there in
+    // this compression: each archive re-records the bodies it copied, so the newest one holds every unchanged file's
+    // (an older one, when the newest was pruned or moved away, those unchanged since it).
+    const row = rows.find((r) => r.status === "completed" && r.archivePath && payloadStartHint(r.manifestJson) !== null && archiveIn(r.archivePath, compression));
     if (row?.archivePath) {
       const archivePath = row.archivePath;
       try {
-        const st = fs.lstatSync(archivePath, { throwIfNoEntry: false });
-        if (st?.isFile() && sniffCompression(archivePath) === compression) {
-          out.files = new PlainFileReuse(archivePath, payloadStartHint(row.manifestJson)!, await readManifest(archivePath), compression, assets);
-        }
+        out.files = new PlainFileReuse(archivePath, payloadStartHint(row.manifestJson)!, await readManifest(archivePath), compression, assets);
       } catch (error) {
         out.filesRefused = { path: "the bodies of unchanged files", archivePath, reason: `its manifest cannot be read (${describeError(error)})`, mismatch: true };
       }
@@ -364,6 +362,15 @@ async function reusableParts(paths: StatePaths, compression: Compression, entrie
     }
   }
   return out;
+}
+
+/** Whether `archivePath` is a regular file (not followed if a link) in `compression`; any error: no. */
+function archiveIn(archivePath: string, compression: Compression): boolean {
+  try {
+    return fs.lstatSync(archivePath, { throwIfNoEntry: false })?.isFile() === true && sniffCompression(archivePath) === compression;
+  } catch {
+    return false;
+  }
 }
 
 /** Completed runs searched for reusable snapshots (the newest first). */

@@ -178,6 +178,21 @@ describe("createBackup reuse of unchanged plain files", () => {
     expect((await createBackup({ paths: state.paths })).reusedFiles).toBe(NAMES.length);
   });
 
+  it("when the newest archive is gone, the newest one still there lends the files unchanged since it", async () => {
+    const state = makeTempState("legacy-state");
+    seedFiles(state);
+    await settle();
+    const first = await createBackup({ paths: state.paths });
+    const second = await createBackup({ paths: state.paths });
+    expect(second.reusedFiles).toBe(NAMES.length);
+    fs.rmSync(second.archivePath);
+    const third = await createBackup({ paths: state.paths });
+    expect(third.reusedFiles).toBe(NAMES.length);
+    expect((await verifyBackup(third.archivePath)).ok).toBe(true);
+    await restoredMatches(state, third.archivePath);
+    expect(fs.existsSync(first.archivePath)).toBe(true);
+  });
+
   it("with --no-reuse, or across compressions, nothing is copied", async () => {
     const state = makeTempState("legacy-state");
     seedFiles(state);
