@@ -4,21 +4,10 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { createOpenclawDatabase } from "../../src/state/openclaw-database.js";
-import { makeTempState, runBin, type CliRun } from "../helpers/temp-state.js";
+import { makeTempState, runBin } from "../helpers/temp-state.js";
+import { doctorJson, type DoctorJson } from "../helpers/doctor-json.js";
 
-interface DoctorJson {
-  ok: boolean;
-  exitCode: number;
-  findings: Array<{ id: string; severity: string }>;
-  repairs: Array<{ id: string; status: string; detail?: string; rows?: { backupPath: string | null; moved: Array<{ from: string; to: string; action: string }> } }>;
-}
-
-function json(run: CliRun): DoctorJson {
-  const doc = JSON.parse(run.stdout) as DoctorJson;
-  expect(doc.ok).toBe(run.code === 0);
-  expect(doc.exitCode).toBe(run.code);
-  return doc;
-}
+const json = doctorJson;
 
 const ACPX = 'plugin_state_entries {"plugin_id":"acpx","namespace":"gateway-instance","entry_key":"current"}';
 const spellingIds = (doc: DoctorJson) => doc.findings.filter((f) => f.id === "storage.key-spelling").map((f) => f.severity);

@@ -2,24 +2,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { fixturesDir, runBin, type CliRun } from "../helpers/temp-state.js";
+import { fixturesDir, runBin } from "../helpers/temp-state.js";
+import { doctorJson, type DoctorJson } from "../helpers/doctor-json.js";
 import { firstReleaseState } from "./first-release-state.js";
 
-interface DoctorJson {
-  ok: boolean;
-  exitCode: number;
-  status: string;
-  findings: Array<{ id: string; severity: string }>;
-  repairs: Array<{ id: string; status: string; detail?: string; rows?: { backupPath: string | null; moved: Array<{ from: string; to: string; action: string }>; left: Array<{ row: string; reason: string }> } }>;
-}
-
-function json(run: CliRun): DoctorJson {
-  const doc = JSON.parse(run.stdout) as DoctorJson;
-  // The one rule of --json: ok is exactly "the exit code is 0".
-  expect(doc.ok).toBe(run.code === 0);
-  expect(doc.exitCode).toBe(run.code);
-  return doc;
-}
+const json = doctorJson;
 
 // After --fix the state is in OpenClaw's format, where the check only says it was skipped.
 const misplaced = (doc: DoctorJson) => doc.findings.filter((f) => f.id.startsWith("misplaced-rows.") && f.id !== "misplaced-rows.skipped").map((f) => [f.id, f.severity]);

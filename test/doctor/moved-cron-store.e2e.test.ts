@@ -2,22 +2,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runBin, type CliRun } from "../helpers/temp-state.js";
+import { runBin } from "../helpers/temp-state.js";
+import { doctorJson, type DoctorJson } from "../helpers/doctor-json.js";
 import { cronRows, movedState, OLD_KEY } from "./moved-cron-store-state.js";
 
-interface DoctorJson {
-  ok: boolean;
-  exitCode: number;
-  findings: Array<{ id: string; severity: string; title: string }>;
-  repairs: Array<{ id: string; status: string; detail?: string; rows?: { backupPath: string | null; moved: Array<{ from: string; to: string; action: string }> } }>;
-}
-
-function json(run: CliRun): DoctorJson {
-  const doc = JSON.parse(run.stdout) as DoctorJson;
-  expect(doc.ok).toBe(run.code === 0);
-  expect(doc.exitCode).toBe(run.code);
-  return doc;
-}
+const json = doctorJson;
 
 const movedIds = (doc: DoctorJson) => doc.findings.filter((f) => f.id.startsWith("storage.moved-cron-store")).map((f) => [f.id, f.severity]);
 
