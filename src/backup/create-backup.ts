@@ -8,7 +8,7 @@ import { interruptSignal } from "../core/interrupt.js";
 import { describeError, NotFoundError, OperationError, UsageError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
 import { ensurePrivateDir } from "../state/private-fs.js";
-import { SqliteJobRunner } from "../state/sqlite-jobs.js";
+import { SMALL_DATABASE_BYTES, SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput, resolveStreamOutput, streamArchiveFile, type ArchiveOutput } from "./archive-output.js";
 import { planAssets, type AssetPlan } from "./asset-plan.js";
 import { ARCHIVE_EXTENSIONS, sniffCompression, type Compression } from "./compression.js";
@@ -155,9 +155,9 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   const setAsideSkipped: SkippedItem[] = setAside.map((a) => ({ kind: "file", path: a.path, reason: `set aside: ${a.reason}` }));
   for (const a of setAside) warnings.push(`${a.path} was not archived: ${a.reason}`);
   // One worker: a second one (next VACUUM INTO beside the previous integrity_check) measured no faster on 2 cores
-  // and pushed peak RSS past the 200 MB bench target.
-  const runner = new SqliteJobRunner();
-  runner.warm();
+  // and pushed peak RSS past the 200 MB bench target. Jobs on small files (the ledger read, the global DB's snapshot
+  // and check) run on this thread: an unchanged state, whose large databases are copied, then starts no worker.
+  const runner = new SqliteJobRunner({ inlineBelowBytes: SMALL_DATABASE_BYTES });
   const manifestFrom = (walk: WalkResult, parts: { skipped: SkippedItem[]; directories: BackupManifest["directories"]; files: ManifestFile[]; symlinks: BackupManifest["symlinks"]; databases: ManifestDatabase[] }): BackupManifest =>
     buildManifest({ runId, createdAt, archiveRoot: output.root, paths, options: manifestOptions, assets: publicAssets(plan, walk), ...parts });
 
@@ -209,6 +209,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     const reusable: Reusable = options.reuse === false ? { search: { candidates: new Map(), refused: [] }, files: null, filesRefused: null } : await reusableParts(paths, output.compression, entries, assets, runner, loadLedger);
     reuseFiles = reusable.files;
     const search = reusable.search;
+    // A large database to snapshot: its worker starts now, beside the writer's set-up.
+    if (entries.some((e) => e.type === "file" && e.database && e.size >= SMALL_DATABASE_BYTES && !search.candidates.has(e.absPath))) runner.warm();
     for (const r of search.refused) {
       if (r.mismatch) warnings.push(`Did not reuse the earlier snapshot of ${r.path} from ${r.archivePath}: ${r.reason}; it was snapshotted afresh.`);
     }
@@ -321,7 +323,7 @@ async function reusableParts(paths: StatePaths, compression: Compression, entrie
   if ((databases.length === 0 && !plainFiles) || !fs.existsSync(paths.globalDbPath)) return none;
   let rows: LedgerReuseRow[];
   try {
-    // Read on the SQLite worker without the storage core, which loads meanwhile (the worker is still starting up).
+    // A raw read without the storage core, which loads meanwhile (on this thread when the global DB is small).
     const reading = runner.run({ op: "completed-backup-runs", file: paths.globalDbPath, limit: REUSE_ROWS });
     whileWaiting();
     rows = await reading;

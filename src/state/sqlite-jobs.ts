@@ -22,7 +22,7 @@ export class SqliteJobError extends Error {}
 
 const WORKER_URL = new URL("./sqlite-worker.js", import.meta.url);
 
-/** Below this a database's check and finalize cost less on the calling thread than a worker's start-up (`inlineBelowBytes`). */
+/** Below this a job on a database costs less on the calling thread than a worker's start-up (`inlineBelowBytes`). */
 export const SMALL_DATABASE_BYTES = 4 * 1024 * 1024;
 
 interface PoolWorker {
@@ -45,9 +45,9 @@ export class SqliteJobRunner {
   private readonly inlineBelowBytes: number;
 
   /**
-   * `inlineBelowBytes`: a check or finalize of a file smaller than this runs on the calling thread when no worker
-   * is idle, instead of waiting or starting one: a worker's start-up (~0.1–0.15 CPU-s: an isolate, Node's bootstrap,
-   * better-sqlite3) costs more than the whole check of a small database (a few ms).
+   * `inlineBelowBytes`: any job on a file smaller than this (a snapshot: its source and WAL) runs on the calling
+   * thread when no worker is idle, instead of waiting or starting one: a worker's start-up (~0.1–0.15 CPU-s: an
+   * isolate, Node's bootstrap, better-sqlite3) costs more than the whole job on a small database (a few ms).
    */
   constructor(options: { worker?: boolean; workers?: number; inlineBelowBytes?: number } = {}) {
     this.useWorker = options.worker !== false && fs.existsSync(fileURLToPath(WORKER_URL));
@@ -97,11 +97,13 @@ export class SqliteJobRunner {
   }
 
   private runsInline(job: SqliteJob): boolean {
-    if (this.inlineBelowBytes <= 0 || (job.op !== "describe" && job.op !== "finalize")) return false;
+    if (this.inlineBelowBytes <= 0) return false;
     if (this.workers.some((w) => w.busy === 0)) return false;
     let size: number;
     try {
-      size = fs.statSync(job.file).size;
+      // A snapshot reads the WAL's pages too (a small file beside a large WAL is not a small job).
+      const file = job.op === "snapshot" ? job.source : job.file;
+      size = fs.statSync(file).size + (job.op === "snapshot" ? (fs.statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0) : 0);
     } catch {
       return false; // The worker reports what is wrong with the file, as before.
     }

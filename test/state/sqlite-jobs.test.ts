@@ -93,4 +93,39 @@ describe("SqliteJobRunner inlineBelowBytes", () => {
     await busy;
     expect(runner.startedWorkers).toBe(1);
   });
+
+  it("snapshots a small database on the calling thread when no worker runs; a large one, or a small file beside a large WAL, on a worker", async () => {
+    const { dir, big, small, smallRows } = databases();
+    const runner = new SqliteJobRunner({ inlineBelowBytes: 4 * 1024 * 1024 });
+    runners.push(runner);
+    const copy = path.join(dir, "small-copy.sqlite");
+    await runner.run({ op: "snapshot", source: small, dest: copy });
+    expect((await runner.run({ op: "describe", file: copy, check: "integrity_check" })).rowCounts).toEqual({ t: smallRows });
+    expect(runner.startedWorkers).toBe(0);
+
+    // A small main file whose WAL holds megabytes (a writer keeps it from being checkpointed) is not a small job.
+    const walDb = path.join(dir, "wal.sqlite");
+    const writer = new Database(walDb);
+    try {
+      writer.pragma("journal_mode = WAL");
+      writer.pragma("wal_autocheckpoint = 0");
+      writer.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)");
+      const add = writer.prepare("INSERT INTO t (body) VALUES (?)");
+      writer.transaction(() => {
+        for (let i = 0; i < 6000; i += 1) add.run("y".repeat(1000));
+      })();
+      expect(fs.statSync(walDb).size).toBeLessThan(4 * 1024 * 1024);
+      expect(fs.statSync(`${walDb}-wal`).size).toBeGreaterThan(4 * 1024 * 1024);
+      await runner.run({ op: "snapshot", source: walDb, dest: path.join(dir, "wal-copy.sqlite") });
+      expect(runner.startedWorkers).toBe(1);
+    } finally {
+      writer.close();
+    }
+    const bigCopy = path.join(dir, "big-copy.sqlite");
+    const sized = new SqliteJobRunner({ inlineBelowBytes: 4 * 1024 * 1024 });
+    runners.push(sized);
+    await sized.run({ op: "snapshot", source: big, dest: bigCopy });
+    expect(sized.startedWorkers).toBe(1);
+    expect(fs.statSync(bigCopy).size).toBeGreaterThan(4 * 1024 * 1024);
+  });
 });
