@@ -1,13 +1,10 @@
-// The backup_runs ledger in the global DB: one row per create (completed or failed), read back by `backup list`.
+// The backup_runs ledger in the global DB, read back by `backup list` and pruned (create writes it: record-backup-run.ts).
 import fs from "node:fs";
 import path from "node:path";
-import { describeError, isOpenclawStateError } from "../core/errors.js";
+import { describeError } from "../core/errors.js";
 import type { StatePaths } from "../state/paths.js";
-import { isOurFormat } from "../state/db-format.js";
 import type { GlobalDB } from "../state/generated/global-db.js";
 import { openDatabase, type OpenMode, type StateDatabase } from "../state/database.js";
-import type { ManifestSummary } from "./manifest.js";
-import type { ReuseRecord } from "./snapshot-reuse.js";
 
 export interface BackupRunRow {
   id: string;
@@ -16,59 +13,12 @@ export interface BackupRunRow {
   status: string;
 }
 
-export interface RecordRunInput {
-  runId: string;
-  createdAt: Date;
-  /** Null when the run failed before its archive path was known. */
-  archivePath: string | null;
-  status: "completed" | "failed";
-  manifest?: ManifestSummary;
-  /** Snapshots the next run may copy (verified runs only). */
-  reuse?: ReuseRecord;
-  error?: unknown;
-}
-
 /**
  * backup_runs and migration_runs have the same columns in this tool's format and in OpenClaw's (schema/openclaw/),
  * so the ledger is read and written in either; a format without them fails the statement, which callers report.
  */
 function openLedger(paths: StatePaths, mode: OpenMode): StateDatabase<GlobalDB> {
   return openDatabase<GlobalDB>({ path: paths.globalDbPath, role: "global", root: paths.stateDir, mode, formats: "any" });
-}
-
-/**
- * Records a run when the global DB exists; never creates it (a backup must not create state). Returns a
- * warning instead of throwing: a finished archive is not undone because its ledger row could not be written.
- */
-export function recordBackupRun(paths: StatePaths, input: RecordRunInput): string | null {
-  if (!fs.existsSync(paths.globalDbPath)) {
-    return `No global database at ${paths.globalDbPath}, so this run was not recorded in backup_runs.`;
-  }
-  try {
-    const db = openLedger(paths, "write");
-    try {
-      // OpenClaw's backup_runs has archive_path and manifest_json NOT NULL: a failed run keeps its row with empty values.
-      const strict = !isOurFormat(db.format);
-      const error = input.error === undefined ? undefined : { code: isOpenclawStateError(input.error) ? input.error.code : "internal_error", message: describeError(input.error) };
-      const payload = input.manifest ? { ...input.manifest, ...(input.reuse ? { reuse: input.reuse } : {}) } : error ? { error } : null;
-      db.immediate(() =>
-        db.run(
-          db.q.insertInto("backup_runs").values({
-            id: input.runId,
-            created_at: input.createdAt.getTime(),
-            archive_path: input.archivePath ?? (strict ? "" : null),
-            status: input.status,
-            manifest_json: payload === null ? (strict ? "{}" : null) : JSON.stringify(payload),
-          }),
-        ),
-      );
-    } finally {
-      db.close();
-    }
-    return null;
-  } catch (error) {
-    return `Could not record this run in backup_runs of ${paths.globalDbPath} (${describeError(error)}).`;
-  }
 }
 
 /** Every recorded run, newest first; null when there is no global DB (nothing is created to find out). */

@@ -17,6 +17,7 @@ import { createPrivateStaging, type PrivateStaging } from "./private-temp.js";
 import { findReuseCandidates, type LedgerReuseRow, type ReuseRefusal, type ReuseRecord, type ReuseSearch } from "./snapshot-reuse.js";
 import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js";
 import { readArchiveManifest } from "./read-archive.js";
+import { recordBackupRun } from "./record-backup-run.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, BackupPurpose, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
 import { archiveOrder, walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
@@ -132,7 +133,6 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
 
   const recordFailure = async (archivePath: string | null, error: unknown): Promise<void> => {
     if (dryRun) return;
-    const { recordBackupRun } = await import("./backup-runs.js");
     recordBackupRun(paths, { runId, createdAt, archivePath, status: "failed", error });
   };
   let plan: AssetPlan;
@@ -195,18 +195,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     const walk = walkAssets(plan.assets, { exclude: [stagingDir, ...setAsidePaths] });
     warnings.push(...walk.warnings);
     const entries = archiveOrder(walk.entries);
-    // The ledger needs the Kysely-backed storage core (~0.15–0.3 s of main-thread CPU to load). It loads while the
-    // main thread would only wait: behind the worker's ledger read (reuse), else behind the first VACUUM INTO.
-    let ledger: Promise<typeof import("./backup-runs.js")> | undefined;
-    const loadLedger = (): Promise<typeof import("./backup-runs.js")> => {
-      if (!ledger) {
-        ledger = import("./backup-runs.js");
-        ledger.catch(() => undefined);
-      }
-      return ledger;
-    };
     const assets = publicAssets(plan, walk);
-    const reusable: Reusable = options.reuse === false ? { search: { candidates: new Map(), refused: [] }, files: null, filesRefused: null } : await reusableParts(paths, output.compression, entries, assets, runner, loadLedger);
+    const reusable: Reusable = options.reuse === false ? { search: { candidates: new Map(), refused: [] }, files: null, filesRefused: null } : await reusableParts(paths, output.compression, entries, assets, runner);
     reuseFiles = reusable.files;
     const search = reusable.search;
     // A large database to snapshot: its worker starts now, beside the writer's set-up.
@@ -236,7 +226,6 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
         return manifestFrom(walk, { ...parts, skipped: [...plan.skipped, ...setAsideSkipped, ...walk.skipped, ...parts.skipped] });
       },
     });
-    void loadLedger();
     const written = await writing;
     reuseFiles?.close();
     if (reuseFiles && reuseFiles.mismatches.length > 0) {
@@ -270,7 +259,6 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       publishNoClobber(partialPath, output.archivePath);
       published = true;
     }
-    const { recordBackupRun } = await loadLedger();
     // Only a verified archive may lend its snapshots to the next run (the ledger row only says where they are); a
     // streamed one has no file here to lend them from, so its row records the run without a path.
     const lends = written.reusable.length > 0 || written.fileBodies > 0;
@@ -316,17 +304,15 @@ interface Reusable {
  * the newest one holds: the backup_runs ledger says where to look, the archive's own manifest decides
  * (findReuseCandidates, PlainFileReuse). Any doubt means a fresh read: nothing here can fail the backup.
  */
-async function reusableParts(paths: StatePaths, compression: Compression, entries: readonly WalkEntry[], assets: BackupAsset[], runner: SqliteJobRunner, whileWaiting: () => unknown): Promise<Reusable> {
+async function reusableParts(paths: StatePaths, compression: Compression, entries: readonly WalkEntry[], assets: BackupAsset[], runner: SqliteJobRunner): Promise<Reusable> {
   const none: Reusable = { search: { candidates: new Map(), refused: [] }, files: null, filesRefused: null };
   const databases = entries.flatMap((e) => (e.type === "file" && e.database ? [{ absPath: e.absPath, archivePath: e.archivePath, role: e.database.role, agentId: e.database.agentId }] : []));
   const plainFiles = entries.some((e) => e.type === "file" && !e.database && e.size >= PLAIN_SEGMENT_MIN);
   if ((databases.length === 0 && !plainFiles) || !fs.existsSync(paths.globalDbPath)) return none;
   let rows: LedgerReuseRow[];
   try {
-    // A raw read without the storage core, which loads meanwhile (on this thread when the global DB is small).
-    const reading = runner.run({ op: "completed-backup-runs", file: paths.globalDbPath, limit: REUSE_ROWS });
-    whileWaiting();
-    rows = await reading;
+    // A raw read, without the storage core (on this thread when the global DB is small).
+    rows = await runner.run({ op: "completed-backup-runs", file: paths.globalDbPath, limit: REUSE_ROWS });
   } catch {
     return none;
   }
