@@ -69,6 +69,8 @@ export class ZstdFrameWalker extends Transform {
   private state: State = { at: "magic" };
   private carry = Buffer.alloc(0);
   private seen = 0;
+  /** Set when the current chunk had bytes of a skippable frame (dropped, not forwarded). */
+  private dropped = false;
 
   constructor(private readonly label: string) {
     super();
@@ -104,10 +106,18 @@ export class ZstdFrameWalker extends Transform {
   private walk(chunk: Buffer): void {
     // What this chunk forwards, handed on as one write: each write to the decoder is a round trip to the libuv pool.
     const out: Buffer[] = [];
+    const carriedIn = this.carry.length;
+    this.dropped = false;
+    let whole = false;
     try {
       this.walkInto(chunk, out);
+      // Nothing carried in or held back and nothing dropped: the pieces are the chunk itself, in order, so it goes on
+      // as it is. Joining them copied every byte of the archive into a fresh buffer per chunk (on Node 24, a restore
+      // of 243 MiB of databases spent ~0.3 s of the main thread in that Buffer.concat).
+      whole = carriedIn === 0 && this.carry.length === 0 && !this.dropped && chunk.length > 0;
     } finally {
-      if (out.length === 1) this.push(out[0]);
+      if (whole) this.push(chunk);
+      else if (out.length === 1) this.push(out[0]);
       else if (out.length > 1) this.push(Buffer.concat(out));
     }
   }
@@ -122,6 +132,7 @@ export class ZstdFrameWalker extends Transform {
         if (!got) break;
         const magic = got.bytes.readUInt32LE(0);
         if (isSkippableMagic(magic)) {
+          this.dropped = true;
           this.state = { at: "skip-size", offset: start };
           pos = got.pos;
         } else if (magic === FRAME_MAGIC) {
@@ -133,12 +144,14 @@ export class ZstdFrameWalker extends Transform {
           throw new ZstdFramingError(`corrupt zstd stream: no frame starts at byte ${start} (magic 0x${magic.toString(16).padStart(8, "0")})`);
         }
       } else if (s.at === "skip-size") {
+        this.dropped = true;
         const got = this.need(4, chunk, pos);
         if (!got) break;
         const left = got.bytes.readUInt32LE(0);
         this.state = left === 0 ? { at: "magic" } : { at: "skipping", left };
         pos = got.pos;
       } else if (s.at === "skipping") {
+        this.dropped = true;
         const n = Math.min(s.left, chunk.length - pos);
         pos += n;
         s.left -= n;

@@ -107,6 +107,28 @@ describe("zstd frame walker", () => {
     expect((await walk(okWindow)).equals(okWindow)).toBe(true);
   });
 
+  it("a chunk of whole frames is handed on as the same buffer (no copy); a chunk with a skippable frame or a split header is joined", async () => {
+    const frames = Buffer.concat([frameHeader(20, 100_005n), rleBlock(100_000, false), rleBlock(5, true), frameHeader(20), rleBlock(7, true)]);
+    /** The walker's output chunks for `pieces`, written in order. */
+    const outputs = async (pieces: Buffer[]): Promise<Buffer[]> => {
+      const out: Buffer[] = [];
+      for await (const b of Readable.from(pieces).pipe(new ZstdFrameWalker("test.tar.zst"))) out.push(b as Buffer);
+      return out;
+    };
+    const same = await outputs([frames]);
+    expect(same).toHaveLength(1);
+    expect(same[0]).toBe(frames);
+    // Split inside the second frame's header: the carried bytes go on with the next chunk, nothing is lost.
+    const at = frameHeader(20, 100_005n).length + 8 + 2;
+    const split = await outputs([frames.subarray(0, at), frames.subarray(at)]);
+    expect(split[0]).not.toBe(frames);
+    expect(Buffer.concat(split).equals(frames)).toBe(true);
+    const withSkippable = Buffer.concat([frames.subarray(0, at - 2), skippable(1, Buffer.from("index")), frames.subarray(at - 2)]);
+    const dropped = await outputs([withSkippable]);
+    expect(dropped[0]).not.toBe(withSkippable);
+    expect(Buffer.concat(dropped).equals(frames)).toBe(true);
+  });
+
   it("damaged framing is a corrupt-stream error: bad magic, a reserved bit, a reserved block type, truncation", async () => {
     await expect(walk(Buffer.from("not zstd at all"))).rejects.toThrow(ZstdFramingError);
     const reservedBit = Buffer.concat([frameHeader(20), rleBlock(1, true)]);
