@@ -15,8 +15,8 @@ export function formatBytes(bytes: number | null | undefined): string {
 
 /**
  * Thousands separators, locale-independent: 1,204. Whole numbers are grouped here: the first toLocaleString call of
- * a process initializes ICU, 20–35 ms of CPU (measured on Node 20 and 24), which every backup command paid for one
- * count in its summary. Anything else (fractions, -0, NaN, ±Infinity, past 2^53) keeps toLocaleString's spelling.
+ * a process initializes ICU, 20–35 ms of CPU (measured on Node 20 and 24), which backup create and verify paid for
+ * one count in their summary. Anything else (fractions, -0, NaN, ±Infinity, past 2^53) keeps toLocaleString's spelling.
  */
 export function formatCount(n: number): string {
   if (!Number.isSafeInteger(n) || Object.is(n, -0)) return n.toLocaleString("en-US");
