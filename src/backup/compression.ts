@@ -159,6 +159,8 @@ export function createDecompressor(compression: Compression, archivePath: string
  */
 export function decodeSmallSync(compression: Compression, bytes: Buffer, maxOutputLength: number): Buffer {
   if (compression === "none") return bytes;
+  const stored = decodeStored(compression, bytes);
+  if (stored && stored.length <= maxOutputLength) return stored;
   if (compression === "gzip") return zlib.gunzipSync(bytes, { maxOutputLength, chunkSize: 64 * 1024 });
   const decode = zstdApi()?.zstdDecompressSync;
   if (!decode) throw new Error("no synchronous zstd decoder");
@@ -210,11 +212,14 @@ export function compressBlock(compression: Compression, block: Buffer, options: 
 
 /**
  * compressBlock on the calling thread, for small blocks (a tar header, a small file's body): a pool job per block
- * cost more main-thread time than compressing it here. Same kind of member / frame as compressBlock's.
+ * cost more main-thread time than compressing it here. Same kind of member / frame as compressBlock's; the smallest
+ * (a lone tar header) are stored uncompressed, with no codec call at all (storedBlock).
  */
 export function compressSmallBlock(compression: Compression, block: Buffer, level?: number): Promise<Buffer> {
   try {
     if (compression === "none") return Promise.resolve(Buffer.from(block));
+    const stored = storedBlock(compression, block);
+    if (stored) return Promise.resolve(stored);
     // A smaller window for a 512-byte header was measured slower (1,500 headers: 172 vs 134 ms): zlib's defaults.
     if (compression === "gzip") return Promise.resolve(zlib.gzipSync(block, { level: level ?? zlib.constants.Z_DEFAULT_COMPRESSION, chunkSize: outputChunk(block.length) }));
     const api = zstdApi() as (ZstdApi & { zstdCompressSync?(buf: Buffer, options: ZstdOptions): Buffer }) | null;
@@ -223,6 +228,68 @@ export function compressSmallBlock(compression: Compression, block: Buffer, leve
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/** A gzip member's header as storedBlock writes it: deflate, no flags, no mtime, unknown OS. */
+const GZIP_STORED_HEAD = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+const ZSTD_FRAME_MAGIC = 0xfd2fb528;
+/**
+ * Blocks from 256 bytes up to this size (in practice the lone tar header in front of each plain file's body of its own,
+ * or the end-of-archive marker) are stored, not compressed: a one-shot codec call per 512-byte header holds native
+ * memory until a GC, 12–25 MiB at create's peak on Node 24 for 1,500 files, to save ~350 bytes each (docs/performance.md, sixth pass).
+ */
+const STORED_MAX = 2048;
+
+/**
+ * `block` as a gzip member holding one stored deflate block (RFC 1951 §3.2.4, CRC-32 in the trailer) or a zstd frame
+ * holding one raw block (single segment, 2-byte content size, no checksum); null outside 256..STORED_MAX bytes.
+ */
+function storedBlock(compression: Compression, block: Buffer): Buffer | null {
+  if (block.length > STORED_MAX || block.length < 256) return null;
+  if (compression === "gzip") {
+    const head = Buffer.concat([GZIP_STORED_HEAD, Buffer.from([1, 0, 0, 0, 0])]);
+    head.writeUInt16LE(block.length, 11);
+    head.writeUInt16LE(~block.length & 0xffff, 13);
+    const tail = Buffer.alloc(8);
+    tail.writeUInt32LE(zlib.crc32(block), 0);
+    tail.writeUInt32LE(block.length, 4);
+    return Buffer.concat([head, block, tail]);
+  }
+  const head = Buffer.alloc(10);
+  head.writeUInt32LE(ZSTD_FRAME_MAGIC, 0);
+  // Frame header descriptor: single segment, 2-byte content size field (stores size - 256), no checksum, no dictionary.
+  head[4] = 0x60;
+  head.writeUInt16LE(block.length - 256, 5);
+  // Block header: last block, raw, its size.
+  head.writeUIntLE(1 | (block.length << 3), 7, 3);
+  return Buffer.concat([head, block]);
+}
+
+/**
+ * `bytes` unwrapped by hand when they are nothing but storedBlock members / frames (gzip: CRC-32 and size checked),
+ * else null (the codec decodes them, and reports damage). Spares verify a codec call per tar header between pre-checked bodies.
+ */
+function decodeStored(compression: Compression, bytes: Buffer): Buffer | null {
+  const out: Buffer[] = [];
+  let pos = 0;
+  while (pos < bytes.length) {
+    if (compression === "gzip") {
+      if (pos + 23 > bytes.length || !bytes.subarray(pos, pos + 10).equals(GZIP_STORED_HEAD) || bytes[pos + 10] !== 1) return null;
+      const len = bytes.readUInt16LE(pos + 11);
+      if ((bytes.readUInt16LE(pos + 13) ^ 0xffff) !== len || pos + 23 + len > bytes.length) return null;
+      const data = bytes.subarray(pos + 15, pos + 15 + len);
+      if (bytes.readUInt32LE(pos + 15 + len) !== zlib.crc32(data) || bytes.readUInt32LE(pos + 19 + len) !== len) return null;
+      out.push(data);
+      pos += 23 + len;
+    } else {
+      if (pos + 10 > bytes.length || bytes.readUInt32LE(pos) !== ZSTD_FRAME_MAGIC || bytes[pos + 4] !== 0x60) return null;
+      const len = bytes.readUInt16LE(pos + 5) + 256;
+      if (bytes.readUIntLE(pos + 7, 3) !== (1 | (len << 3)) || pos + 10 + len > bytes.length) return null;
+      out.push(bytes.subarray(pos + 10, pos + 10 + len));
+      pos += 10 + len;
+    }
+  }
+  return out.length === 1 ? out[0]! : Buffer.concat(out);
 }
 
 /**
