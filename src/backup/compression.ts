@@ -236,7 +236,8 @@ const ZSTD_FRAME_MAGIC = 0xfd2fb528;
 /**
  * Blocks from 256 bytes up to this size (in practice the lone tar header in front of each plain file's body of its own,
  * or the end-of-archive marker) are stored, not compressed: a one-shot codec call per 512-byte header holds native
- * memory until a GC, 12–25 MiB at create's peak on Node 24 for 1,500 files, to save ~350 bytes each (docs/performance.md, sixth pass).
+ * memory until a GC (on Node 24, 1,500 of them were 20–30 MiB of an unchanged create's peak), to save ~350 bytes each
+ * (docs/performance.md, sixth pass).
  */
 const STORED_MAX = 2048;
 
