@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { zstdSupported } from "../../src/backup/compression.js";
 import { createBackup } from "../../src/backup/create-backup.js";
 import { restoreBackup } from "../../src/backup/restore-backup.js";
 import { verifyBackup } from "../../src/backup/verify-archive.js";
@@ -25,7 +26,8 @@ describe("hostile archives", () => {
     const env = { PATH: process.env.PATH, HOME: root, OPENCLAW_STATE_DIR: stateDir };
     state = { root, stateDir, env, paths: resolveStatePaths({ env }) };
     seedState(state);
-    const result = await createBackup({ paths: state.paths });
+    // gzip whatever the Node's default: the cases flip gzip's own fields (a member's CRC-32, its trailer).
+    const result = await createBackup({ paths: state.paths, compression: "gzip" });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocs-hostile-archives-"));
     const valid = path.join(dir, "valid.tar.gz");
     fs.renameSync(result.archivePath, valid);
@@ -63,4 +65,32 @@ describe("hostile archives", () => {
       expect(fs.existsSync("/tmp/openclaw-evil.txt")).toBe(false);
     });
   }
+});
+
+describe.runIf(zstdSupported())("hostile zstd archives", () => {
+  // The end-of-archive marker is a raw zstd frame without a content checksum (compression.ts storedBlock): a flipped
+  // byte there is refused by the tar layer instead.
+  it("a flipped byte in the last (raw) frame: refused by verify and by restore, nothing written", async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "ocs-hostile-zstd-"));
+    try {
+      const stateDir = path.join(root, ".openclaw");
+      fs.cpSync(path.join(fixturesDir, "legacy-state"), stateDir, { recursive: true });
+      const env = { PATH: process.env.PATH, HOME: root, OPENCLAW_STATE_DIR: stateDir };
+      const zstate: TempState = { root, stateDir, env, paths: resolveStatePaths({ env }) };
+      seedState(zstate);
+      const made = await createBackup({ paths: zstate.paths, compression: "zstd" });
+      const bytes = Buffer.from(fs.readFileSync(made.archivePath));
+      bytes[bytes.length - 6] = bytes[bytes.length - 6]! ^ 0xff;
+      const hostile = path.join(root, "flipped.tar.zst");
+      fs.writeFileSync(hostile, bytes);
+      const verified = await verifyBackup(hostile);
+      expect(verified.ok).toBe(false);
+      expect(verified.problem).toMatch(/zero block/);
+      const before = snapshotTree(zstate.root);
+      await expect(restoreBackup({ paths: zstate.paths, archivePath: hostile, confirm: async () => true })).rejects.toMatchObject({ code: "archive_invalid" });
+      expect(snapshotTree(zstate.root)).toEqual(before);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
 });
