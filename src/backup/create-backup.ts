@@ -17,7 +17,7 @@ import { createPrivateStaging, type PrivateStaging } from "./private-temp.js";
 import { findReuseCandidates, type LedgerReuseRow, type ReuseRefusal, type ReuseRecord, type ReuseSearch } from "./snapshot-reuse.js";
 import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js";
 import { readArchiveManifest } from "./read-archive.js";
-import { recordBackupRun } from "./record-backup-run.js";
+import { ledgerPathProblem, recordBackupRun } from "./record-backup-run.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, BackupPurpose, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
 import { verifyBackup } from "./verify-archive.js";
 import { archiveOrder, walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
@@ -308,7 +308,7 @@ async function reusableParts(paths: StatePaths, compression: Compression, entrie
   const none: Reusable = { search: { candidates: new Map(), refused: [] }, files: null, filesRefused: null };
   const databases = entries.flatMap((e) => (e.type === "file" && e.database ? [{ absPath: e.absPath, archivePath: e.archivePath, role: e.database.role, agentId: e.database.agentId }] : []));
   const plainFiles = entries.some((e) => e.type === "file" && !e.database && e.size >= PLAIN_SEGMENT_MIN);
-  if ((databases.length === 0 && !plainFiles) || !fs.existsSync(paths.globalDbPath)) return none;
+  if ((databases.length === 0 && !plainFiles) || ledgerPathProblem(paths) !== null) return none;
   let rows: LedgerReuseRow[];
   try {
     // A raw read, without the storage core (on this thread when the global DB is small).

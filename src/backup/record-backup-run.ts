@@ -4,6 +4,7 @@ import { describeError, isOpenclawStateError } from "../core/errors.js";
 import { appendBackupRun } from "../state/append-backup-run.js";
 import { defaultBusyTimeoutMs } from "../state/busy-timeout.js";
 import type { StatePaths } from "../state/paths.js";
+import { lstatOrNull, symlinkOnPath } from "../state/private-fs.js";
 import type { ManifestSummary } from "./manifest.js";
 import type { ReuseRecord } from "./snapshot-reuse.js";
 
@@ -27,6 +28,8 @@ export function recordBackupRun(paths: StatePaths, input: RecordRunInput): strin
   if (!fs.existsSync(paths.globalDbPath)) {
     return `No global database at ${paths.globalDbPath}, so this run was not recorded in backup_runs.`;
   }
+  const unsafe = ledgerPathProblem(paths);
+  if (unsafe) return `${paths.globalDbPath} ${unsafe}, so this run was not recorded in backup_runs.`;
   try {
     const error = input.error === undefined ? undefined : { code: isOpenclawStateError(input.error) ? input.error.code : "internal_error", message: describeError(input.error) };
     const payload = input.manifest ? { ...input.manifest, ...(input.reuse ? { reuse: input.reuse } : {}) } : error ? { error } : null;
@@ -35,4 +38,15 @@ export function recordBackupRun(paths: StatePaths, input: RecordRunInput): strin
   } catch (error) {
     return `Could not record this run in backup_runs of ${paths.globalDbPath} (${describeError(error)}).`;
   }
+}
+
+/**
+ * Why the global DB is not a ledger create may read or write (a symlink, or a link on the way to it, which could lead
+ * out of the state dir; a FIFO or device), or null. The walk refuses to archive such a file for the same reasons.
+ */
+export function ledgerPathProblem(paths: StatePaths): string | null {
+  const st = lstatOrNull(paths.globalDbPath);
+  if (!st) return "is missing";
+  if (symlinkOnPath(paths.stateDir, paths.globalDbPath)) return "is reached through a symlink";
+  return st.isFile() ? null : "is not a regular file";
 }

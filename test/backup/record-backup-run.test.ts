@@ -1,4 +1,5 @@
 // recordBackupRun writes create's backup_runs row with a raw handle: same rows as the typed path, in this tool's format and in OpenClaw's.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -67,5 +68,21 @@ describe("recordBackupRun", () => {
     db.exec("CREATE TABLE t (x)");
     db.close();
     expect(recordBackupRun(foreign.paths, { runId: "x", createdAt: new Date(), archivePath: "/a", status: "completed", manifest: summary })).toMatch(/Could not record this run in backup_runs of .*no such table: backup_runs/);
+  });
+
+  it("never writes through a symlink at the ledger's path (it could lead out of the state dir) nor into a FIFO", () => {
+    const outside = makeTempState();
+    seedState(outside);
+    const before = rows(outside.paths.globalDbPath).length;
+    const linked = makeTempState();
+    fs.mkdirSync(path.dirname(linked.paths.globalDbPath), { recursive: true, mode: 0o700 });
+    fs.symlinkSync(outside.paths.globalDbPath, linked.paths.globalDbPath);
+    expect(recordBackupRun(linked.paths, { runId: "x", createdAt: new Date(), archivePath: "/a", status: "completed", manifest: summary })).toMatch(/reached through a symlink, so this run was not recorded/);
+    expect(rows(outside.paths.globalDbPath).length).toBe(before);
+
+    const fifo = makeTempState();
+    fs.mkdirSync(path.dirname(fifo.paths.globalDbPath), { recursive: true, mode: 0o700 });
+    expect(spawnSync("mkfifo", [fifo.paths.globalDbPath]).status).toBe(0);
+    expect(recordBackupRun(fifo.paths, { runId: "x", createdAt: new Date(), archivePath: "/a", status: "completed", manifest: summary })).toMatch(/is not a regular file, so this run was not recorded/);
   });
 });
