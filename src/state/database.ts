@@ -15,6 +15,7 @@ import { AGENT_SCHEMA_ADDITIVE_OBJECTS, AGENT_SCHEMA_ADDITIVE_SQL, AGENT_SCHEMA_
 import { defaultBusyTimeoutMs } from "./busy-timeout.js";
 import { ensurePrivateDir, ensurePrivateDirBelow, ensurePrivateFile, lstatOrNull, symlinkOnPath, UnsafePathError } from "./private-fs.js";
 import { openReadOnlyHandle, unwritableReason, type ReadOnlyHandle } from "./read-only-open.js";
+import { ownedPathProblem } from "./owned-path.js";
 import { classifyFormat, detectFormat, isOurFormat, type DbFormat } from "./db-format.js";
 import path from "node:path";
 
@@ -256,6 +257,7 @@ export function openDatabase<DB>(options: OpenDatabaseOptions): StateDatabase<DB
   const file = options.path;
   const exists = fs.existsSync(file);
   if (!exists && options.mode === "write" && options.create) refuseLinkedCreate(file, options.root);
+  if (exists) refuseUnsafeExisting(file, options.root);
   if (!exists && !(options.mode === "write" && options.create)) {
     throw new NotFoundError(`Database ${file} does not exist; run \`openclaw-state doctor --fix\` to create it.`, { path: file });
   }
@@ -367,6 +369,41 @@ function refuseLinkedCreate(file: string, root: string | undefined): void {
     `Refusing to create database ${file}: ${link} is a symbolic link${points}, and openclaw-state never creates a database through a link; remove the link (or restore the state from a backup) and re-run.`,
     { path: file },
   );
+}
+
+/**
+ * An existing database is opened only as a regular file reached without a link from `root`: a symlink at the file or
+ * on a directory below `root` could lead out of the state dir (and SQLite writes there: the -wal/-shm sidecars, a
+ * checkpoint), and a FIFO or device would block the open or the first read. The sidecars SQLite opens beside it are
+ * held to the same rule. Without `root` (a library caller's own path, or a path outside it) only what the path
+ * reaches must be a regular file. A check before the open, not an O_NOFOLLOW open (better-sqlite3 does not pass
+ * SQLite's open flags): a link planted between the two is not caught.
+ */
+function refuseUnsafeExisting(file: string, root: string | undefined): void {
+  const rel = root === undefined ? ".." : path.relative(root, file);
+  const inside = rel !== "" && rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
+  for (const candidate of [file, `${file}-wal`, `${file}-shm`]) {
+    let problem: string | null;
+    if (inside) problem = ownedPathProblem(root!, candidate, { action: "open", expect: "file", allowMissing: candidate !== file });
+    else {
+      const st = statOrNull(candidate);
+      problem = !st || st.isFile() ? null : "it is not a regular file (a FIFO, device, socket or directory)";
+    }
+    if (problem) {
+      throw new DatabaseError(
+        `Refusing to open database ${file}: ${candidate === file ? "" : `its sidecar ${candidate}: `}${problem}; openclaw-state opens a database only as a regular file inside the state dir, reached without a link: replace the link or special file with the database itself (or restore the state from a backup) and re-run.`,
+        { path: file },
+      );
+    }
+  }
+}
+
+function statOrNull(file: string): fs.Stats | null {
+  try {
+    return fs.statSync(file);
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -3,9 +3,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import { DatabaseError } from "../../src/core/errors.js";
+import { probeDatabase } from "../../src/state/probe.js";
 import { openAgentDatabase, openGlobalDatabase } from "../../src/state/state-databases.js";
-import { makeTempDir, makeTempState, modeOf, runInProcess, snapshotTree } from "../helpers/temp-state.js";
+import { makeTempDir, makeTempState, modeOf, runBin, runInProcess, snapshotTree } from "../helpers/temp-state.js";
 
 describe("database creation and symlinks", () => {
   it("a dangling symlink at an agent DB path is refused: nothing is created where it points", () => {
@@ -66,5 +68,67 @@ describe("database creation and symlinks", () => {
     const fix = await runInProcess(["doctor", "--fix", "--yes"], state.env);
     expect(`${fix.stdout}${fix.stderr}`).toMatch(/Refusing to create database .*agents\/main\/agent\/openclaw-agent\.sqlite: .*agents is a symbolic link/);
     expect(snapshotTree(outside)).toEqual(before);
+  });
+
+  describe("an existing database", () => {
+    function linkedGlobal() {
+      const state = makeTempState();
+      openGlobalDatabase(state.paths, { mode: "write", create: true }).close();
+      const outsideDir = makeTempDir();
+      const outside = path.join(outsideDir, "elsewhere.sqlite");
+      fs.renameSync(state.paths.globalDbPath, outside);
+      fs.symlinkSync(outside, state.paths.globalDbPath);
+      return { state, outsideDir, before: snapshotTree(outsideDir) };
+    }
+
+    it("is not opened through a symlink at its path, to read or to write: nothing is written where it points", () => {
+      const { state, outsideDir, before } = linkedGlobal();
+      for (const mode of ["read", "write"] as const) {
+        expect(() => openGlobalDatabase(state.paths, { mode })).toThrow(DatabaseError);
+        expect(() => openGlobalDatabase(state.paths, { mode })).toThrow(/Refusing to open database .*openclaw\.sqlite: it is a symbolic link/);
+      }
+      expect(snapshotTree(outsideDir)).toEqual(before);
+    });
+
+    it("is not opened through a symlinked folder on the way to it", () => {
+      const state = makeTempState();
+      openAgentDatabase(state.paths, "work", { mode: "write", create: true }).close();
+      const outside = makeTempDir();
+      fs.renameSync(path.join(state.stateDir, "agents"), path.join(outside, "agents"));
+      fs.symlinkSync(path.join(outside, "agents"), path.join(state.stateDir, "agents"));
+      const before = snapshotTree(outside);
+      expect(() => openAgentDatabase(state.paths, "work", { mode: "write" })).toThrow(/Refusing to open database .*: its parent .*agents is a symbolic link/);
+      expect(snapshotTree(outside)).toEqual(before);
+    });
+
+    it("is not opened when its -wal sidecar is a symlink", () => {
+      const state = makeTempState();
+      openGlobalDatabase(state.paths, { mode: "write", create: true }).close();
+      const outside = path.join(makeTempDir(), "planted-wal");
+      fs.symlinkSync(outside, `${state.paths.globalDbPath}-wal`);
+      expect(() => openGlobalDatabase(state.paths, { mode: "write" })).toThrow(/its sidecar .*openclaw\.sqlite-wal: it is a symbolic link/);
+      expect(fs.existsSync(outside)).toBe(false);
+    });
+
+    it("a FIFO at its path is refused at once, with or without a state-dir root (no open blocks on it)", () => {
+      const state = makeTempState();
+      fs.mkdirSync(path.dirname(state.paths.globalDbPath), { recursive: true });
+      execFileSync("mkfifo", [state.paths.globalDbPath]);
+      expect(() => openGlobalDatabase(state.paths, { mode: "read" })).toThrow(/Refusing to open database .*: it is a FIFO/);
+      const probe = probeDatabase(state.paths.globalDbPath, "global", undefined);
+      expect(probe.status).toBe("unopenable");
+      expect(probe.message).toMatch(/not a regular file/);
+    });
+
+    it("backup list still lists the archives, names the link in a warning and reads no ledger through it", async () => {
+      const { state, outsideDir, before } = linkedGlobal();
+      const run = await runBin(["backup", "list", "--json"], state.env);
+      expect(run.code).toBe(0);
+      const out = JSON.parse(run.stdout) as { ok: boolean; runsRead: boolean; warnings: string[] };
+      expect(out.ok).toBe(true);
+      expect(out.runsRead).toBe(false);
+      expect(out.warnings.join("\n")).toMatch(/Refusing to open database .*openclaw\.sqlite: it is a symbolic link/);
+      expect(snapshotTree(outsideDir)).toEqual(before);
+    });
   });
 });
