@@ -182,7 +182,7 @@ function readAgent(db: AgentDatabase): AgentExtra {
 
 export function inspectState(options: InspectOptions): InspectResult {
   const { paths } = options;
-  const probeOptions = { deep: Boolean(options.check), skipCheck: !options.check, countForeignRows: true };
+  const probeOptions = { deep: Boolean(options.check), skipCheck: !options.check, countForeignRows: true, root: paths.stateDir };
   const databases: InspectedDatabase[] = [];
   const globalProbe = probeDatabase<GlobalDB, GlobalExtra>(paths.globalDbPath, "global", undefined, probeOptions, readGlobal);
   const extra = globalProbe.extra ?? readOpenclawLedger(paths, globalProbe);

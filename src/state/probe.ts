@@ -14,6 +14,8 @@ export interface ProbeOptions {
   skipCheck?: boolean;
   /** Count the rows of every table (names from sqlite_master) of a database `use` is not called on: another format. */
   countForeignRows?: boolean;
+  /** The state dir: a database reached through a link below it (or a FIFO, a device) is `unopenable`, never opened. */
+  root?: string;
 }
 
 export interface DatabaseProbe {
@@ -65,7 +67,7 @@ export function probeDatabase<DB, T = undefined>(
   if (base.sizeBytes === null) return { ...base, status: "missing" };
   let db: StateDatabase<DB>;
   try {
-    db = openDatabase<DB>({ path: file, role, agentId, mode: "read", formats: "any" });
+    db = openDatabase<DB>({ path: file, role, agentId, mode: "read", formats: "any", ...(options.root === undefined ? {} : { root: options.root }) });
   } catch (error) {
     const code = error instanceof OpenclawStateError ? error.code : "";
     const status: ProbeStatus = code === "schema_too_new" ? "too-new" : /no openclaw schema/.test(describeError(error)) ? "not-ours" : "unopenable";

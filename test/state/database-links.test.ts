@@ -120,6 +120,16 @@ describe("database creation and symlinks", () => {
       expect(probe.message).toMatch(/not a regular file/);
     });
 
+    it("doctor reports a linked global database as unopenable (exit 1) and inspect names it; neither opens it", async () => {
+      const { state, outsideDir, before } = linkedGlobal();
+      const doctor = await runInProcess(["doctor"], state.env);
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toMatch(/Global database cannot be opened\n\s+Refusing to open database .*: it is a symbolic link/);
+      const inspect = await runInProcess(["inspect", "--json"], state.env);
+      expect(inspect.stdout).toMatch(/unopenable/);
+      expect(snapshotTree(outsideDir)).toEqual(before);
+    });
+
     it("backup list still lists the archives, names the link in a warning and reads no ledger through it", async () => {
       const { state, outsideDir, before } = linkedGlobal();
       const run = await runBin(["backup", "list", "--json"], state.env);

@@ -109,7 +109,7 @@ export const storageCheck: DoctorCheck = {
       });
     }
 
-    const globalProbe = probeDatabase<GlobalDB, RegistryRow[]>(paths.globalDbPath, "global", undefined, { deep: ctx.deep }, (db) => listRegisteredAgents(db));
+    const globalProbe = probeDatabase<GlobalDB, RegistryRow[]>(paths.globalDbPath, "global", undefined, { deep: ctx.deep, root: paths.stateDir }, (db) => listRegisteredAgents(db));
     if (globalProbe.status === "missing") {
       if (stateDirExists) {
         findings.push({ id: "global-db.missing", severity: "warning", title: "Global database does not exist", path: paths.globalDbPath, fix: `\`doctor --fix\` creates it, in OpenClaw ${OPENCLAW_CURRENT.release}'s format.` });
@@ -130,7 +130,7 @@ export const storageCheck: DoctorCheck = {
         findings.push({ id: "agent-db.invalid-id", severity: "warning", title: `Agent directory ${JSON.stringify(agent.dirName)} is not a valid agent id; it is ignored`, path: agent.dbPath, fix: "Rename the directory to a lower-case id ([a-z0-9_-])." });
         continue;
       }
-      const probe = probeDatabase<AgentDB>(agent.dbPath, "agent", agent.agentId, { deep: ctx.deep });
+      const probe = probeDatabase<AgentDB>(agent.dbPath, "agent", agent.agentId, { deep: ctx.deep, root: paths.stateDir });
       findings.push(...probeFindings(`agent-db`, `Agent database "${agent.agentId}"`, probe));
     }
 
