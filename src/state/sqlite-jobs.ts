@@ -25,6 +25,25 @@ const WORKER_URL = new URL("./sqlite-worker.js", import.meta.url);
 /** Below this a job on a database costs less on the calling thread than a worker's start-up (`inlineBelowBytes`). */
 export const SMALL_DATABASE_BYTES = 4 * 1024 * 1024;
 
+/**
+ * How long an inline job waits for a lock before it moves to a worker. A job waiting out the full busy timeout on
+ * the calling thread (a gateway holding the database) would block that thread's event loop — Ctrl-C's cleanup, the
+ * streams — for up to that timeout; on a worker the wait blocks nothing.
+ */
+export const INLINE_BUSY_TIMEOUT_MS = 200;
+
+function isLockError(error: unknown): boolean {
+  const code = String((error as { code?: unknown } | null)?.code ?? "");
+  return code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED");
+}
+
+/** A snapshot may be retried only while VACUUM INTO's destination is absent or empty (it refuses anything else). */
+function retryable(job: SqliteJob): boolean {
+  if (job.op !== "snapshot") return true;
+  const st = fs.statSync(job.dest, { throwIfNoEntry: false });
+  return !st || (st.isFile() && st.size === 0);
+}
+
 interface PoolWorker {
   worker: Worker;
   busy: number;
@@ -67,19 +86,26 @@ export class SqliteJobRunner {
 
   run<J extends SqliteJob>(job: J): Promise<SqliteJobResult<J>> {
     if (!this.useWorker || this.runsInline(job)) {
+      // Without a worker the job waits out the whole busy timeout here; with one, a locked database moves there.
+      const busyTimeoutMs = this.useWorker ? Math.min(INLINE_BUSY_TIMEOUT_MS, defaultBusyTimeoutMs()) : defaultBusyTimeoutMs();
       // Chained so inline jobs run one at a time, like a single worker; setImmediate lets streams breathe.
       const next = this.inlineChain.then(
-        () => new Promise((resolve, reject) => setImmediate(() => {
+        () => new Promise<unknown>((resolve, reject) => setImmediate(() => {
           try {
-            resolve(runSqliteJob(job, defaultBusyTimeoutMs()));
+            resolve(runSqliteJob(job, busyTimeoutMs));
           } catch (error) {
-            reject(new SqliteJobError((error as Error).message));
+            if (this.useWorker && isLockError(error) && retryable(job)) resolve(this.runOnWorker(job));
+            else reject(new SqliteJobError((error as Error).message));
           }
         })),
       );
       this.inlineChain = next.catch(() => undefined);
       return next as Promise<SqliteJobResult<J>>;
     }
+    return this.runOnWorker(job);
+  }
+
+  private runOnWorker<J extends SqliteJob>(job: J): Promise<SqliteJobResult<J>> {
     const owner = this.pick();
     const id = this.nextId++;
     owner.busy += 1;

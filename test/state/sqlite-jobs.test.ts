@@ -1,4 +1,5 @@
 // SqliteJobRunner's worker pool, run from the compiled dist/ (the TypeScript sources have no worker file, so jobs run inline there).
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -127,5 +128,28 @@ describe("SqliteJobRunner inlineBelowBytes", () => {
     await sized.run({ op: "snapshot", source: big, dest: bigCopy });
     expect(sized.startedWorkers).toBe(1);
     expect(fs.statSync(bigCopy).size).toBeGreaterThan(4 * 1024 * 1024);
+  });
+
+  it("moves a small job that finds its database locked to a worker, so the calling thread's event loop keeps running", async () => {
+    const { dir, small, smallRows } = databases();
+    // Another process holds an exclusive lock for ~1.5 s (a gateway mid-write on a rollback-journal database).
+    const holder = spawn(process.execPath, ["-e", `const D = require("better-sqlite3"); const d = new D(${JSON.stringify(small)}); d.exec("BEGIN EXCLUSIVE"); console.log("locked"); setTimeout(() => { d.exec("COMMIT"); d.close(); }, 1500);`], { cwd: path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../.."), stdio: ["ignore", "pipe", "inherit"] });
+    const exited = new Promise((resolve) => holder.on("exit", resolve));
+    await new Promise<void>((resolve) => holder.stdout!.once("data", () => resolve()));
+    const runner = new SqliteJobRunner({ inlineBelowBytes: 4 * 1024 * 1024 });
+    runners.push(runner);
+    let ticks = 0;
+    const timer = setInterval(() => (ticks += 1), 20);
+    const copy = path.join(dir, "locked-copy.sqlite");
+    try {
+      await runner.run({ op: "snapshot", source: small, dest: copy });
+    } finally {
+      clearInterval(timer);
+    }
+    await exited;
+    // Inline with the full busy timeout, the loop would not have turned once until the lock went away.
+    expect(ticks).toBeGreaterThan(20);
+    expect(runner.startedWorkers).toBe(1);
+    expect((await runner.run({ op: "describe", file: copy, check: "integrity_check" })).rowCounts).toEqual({ t: smallRows });
   });
 });
