@@ -8,6 +8,7 @@ import { checkOwnedPath, ownedPathProblem } from "../state/owned-path.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { ensurePrivateDir, ensurePrivateDirBelow, fsyncDir, pathExists } from "../state/private-fs.js";
 import { SMALL_DATABASE_BYTES, SqliteJobRunner } from "../state/sqlite-jobs.js";
+import type { LeaseDatabase } from "../state/lease.js";
 import type { PathMove } from "../state/sqlite-snapshot.js";
 import { checkDatabaseSnapshot, describeDatabaseProblem } from "./db-check.js";
 import { FileWriterPool, syncStagedFiles } from "./file-writer.js";
@@ -86,12 +87,25 @@ interface HeldLease {
   release(): void;
 }
 
+/** The lease code (light: its SQL is written out) and the raw opener, loaded only by an in-place restore. */
+async function loadLease(): Promise<typeof import("../state/lease.js") & typeof import("../state/raw-lease-database.js")> {
+  const [lease, raw] = await Promise.all([import("../state/lease.js"), import("../state/raw-lease-database.js")]);
+  return { ...lease, ...raw };
+}
+
 /**
- * The lease code, loaded only by an in-place restore: it reads the global DB through the storage core (Kysely,
- * ~0.2 CPU-s to load), which a --target restore never opens.
+ * The live global DB for its lease rows: a raw handle in the plain case (no storage core, whose Kysely costs ~0.2
+ * CPU-s to load), else the storage core's open, which creates, refuses or reports the other cases as before. Never
+ * through a symlink, nor a FIFO or device at the path: that throws, and the callers treat it as a DB that does not open.
  */
-function loadLease(): Promise<typeof import("../state/lease.js")> {
-  return import("../state/lease.js");
+async function openLease(paths: StatePaths, mode: "read" | "write"): Promise<LeaseDatabase & { close(): void }> {
+  const { leasePathProblem, openRawLeaseDatabase } = await loadLease();
+  const problem = leasePathProblem(paths);
+  if (problem) throw new Error(`it ${problem}`);
+  const raw = openRawLeaseDatabase(paths, mode);
+  if (raw) return raw;
+  const { openLeaseDatabase } = await import("../state/open-lease-database.js");
+  return openLeaseDatabase(paths, mode);
 }
 
 /**
@@ -101,11 +115,11 @@ function loadLease(): Promise<typeof import("../state/lease.js")> {
  */
 async function precheckLease(paths: StatePaths, force: boolean): Promise<void> {
   if (force || !fs.existsSync(paths.globalDbPath)) return;
-  const { describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE, openLeaseDatabase } = await loadLease();
+  const { describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } = await loadLease();
   let global;
   try {
     // Any format: OpenClaw's gateway holds its lease in the same state_leases table.
-    global = openLeaseDatabase(paths, "read");
+    global = await openLease(paths, "read");
   } catch {
     return; // takeLease reports an unopenable DB with its remedy.
   }
@@ -123,12 +137,12 @@ async function precheckLease(paths: StatePaths, force: boolean): Promise<void> {
 
 /** The maintenance lease on the live global DB (none when it does not exist, or when restoring to --target). */
 async function takeLease(paths: StatePaths, force: boolean, warnings: string[]): Promise<HeldLease | null> {
-  const { acquireMaintenanceLease, acquireStateLock, openLeaseDatabase } = await loadLease();
+  const { acquireMaintenanceLease, acquireStateLock } = await loadLease();
   // No global DB yet: the lock file beside the state dir holds it, so a `doctor --fix` cannot start meanwhile.
   if (!fs.existsSync(paths.globalDbPath)) return acquireStateLock(paths, undefined, { command: "backup restore", force });
   let global;
   try {
-    global = openLeaseDatabase(paths, "write");
+    global = await openLease(paths, "write");
   } catch (error) {
     if (!force) {
       throw new OperationError(

@@ -5,7 +5,8 @@ import { describeError, StateLockedError } from "../core/errors.js";
 import type { DbRole } from "../state/database.js";
 import { isOurFormat } from "../state/db-format.js";
 import { readBootstrapLock, describeBootstrapLock } from "../state/bootstrap-lock.js";
-import { describeLease, readLeases } from "../state/lease.js";
+import { describeLease } from "../state/lease.js";
+import { readLeases } from "../state/open-lease-database.js";
 import type { StatePaths } from "../state/paths.js";
 import { discoverAgentDirs, readDatabaseFormat } from "../state/state-databases.js";
 

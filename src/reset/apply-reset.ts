@@ -2,7 +2,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError, OperationError } from "../core/errors.js";
-import { acquireStateLock, openLeaseDatabase, type StateLock } from "../state/lease.js";
+import { acquireStateLock, type StateLock } from "../state/lease.js";
+import { openLeaseDatabase } from "../state/open-lease-database.js";
 import { isPathInside, type StatePaths } from "../state/paths.js";
 import { listRegisteredAgents, type GlobalDatabase } from "../state/state-databases.js";
 import { checkOwnedPath, UnsafeOwnedPathError } from "../state/owned-path.js";

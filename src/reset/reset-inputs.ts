@@ -2,7 +2,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describeError } from "../core/errors.js";
-import { describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE, openLeaseDatabase } from "../state/lease.js";
+import { describeLease, GATEWAY_SCOPE, listLeases, MAINTENANCE_SCOPE } from "../state/lease.js";
+import { openLeaseDatabase } from "../state/open-lease-database.js";
 import { readConfiguredWorkspaces } from "../backup/config-workspaces.js";
 import { isWorkspaceDirName, type StatePaths } from "../state/paths.js";
 import { listRegisteredAgents, type GlobalDatabase } from "../state/state-databases.js";

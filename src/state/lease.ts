@@ -1,14 +1,11 @@
 // The state_leases mutation lock: one maintenance writer at a time, and never while the gateway runs.
 import os from "node:os";
 import path from "node:path";
+import type Database from "better-sqlite3";
 import { isSqliteBusy, StateLockedError } from "../core/errors.js";
 import { acquireBootstrapLock, assertNoForeignBootstrapLock } from "./bootstrap-lock.js";
 import { describeLockHolders, findWriteLockHolders } from "./lock-holders.js";
-import fs from "node:fs";
-import { openDatabase } from "./database.js";
-import type { GlobalDB } from "./generated/global-db.js";
 import type { StatePaths } from "./paths.js";
-import type { GlobalDatabase } from "./state-databases.js";
 import { pidAlive } from "./pid-alive.js";
 
 export const MAINTENANCE_SCOPE = "maintenance";
@@ -57,6 +54,27 @@ export interface MaintenanceLease {
   detach(): void;
 }
 
+/**
+ * What the lease code needs of the global DB: a storage-core handle (GlobalDatabase) or a raw one
+ * (raw-lease-database.ts). Its SQL is written out, not built by Kysely, so that an in-place restore takes the
+ * lease without loading the storage core (~0.2 CPU-s); state_leases has the same columns in every format.
+ */
+export interface LeaseDatabase {
+  readonly path: string;
+  prepare(sql: string): Database.Statement;
+  /** Runs `fn` inside BEGIN IMMEDIATE. */
+  immediate<T>(fn: () => T): T;
+}
+
+interface LeaseRow {
+  scope: string;
+  lease_key: string;
+  owner: string;
+  expires_at: number | null;
+  heartbeat_at: number | null;
+  payload_json: string | null;
+}
+
 function parsePayload(json: string | null): Partial<LeaseOwner> {
   if (!json) return {};
   try {
@@ -68,15 +86,15 @@ function parsePayload(json: string | null): Partial<LeaseOwner> {
 }
 
 /** Every lease row with a liveness verdict: unexpired, and (when on this host) its pid still running. */
-export function listLeases(global: GlobalDatabase, now = Date.now()): LeaseInfo[] {
-  const rows = global.all(global.q.selectFrom("state_leases").selectAll().orderBy("scope").orderBy("lease_key"));
+export function listLeases(global: LeaseDatabase, now = Date.now()): LeaseInfo[] {
+  const rows = global.prepare("SELECT scope, lease_key, owner, expires_at, heartbeat_at, payload_json FROM state_leases ORDER BY scope, lease_key").all() as LeaseRow[];
   const host = os.hostname();
   return rows.map((row) => {
     const payload = parsePayload(row.payload_json);
     const pid = typeof payload.pid === "number" ? payload.pid : null;
     const leaseHost = typeof payload.host === "string" ? payload.host : null;
     // OpenClaw's format allows expires_at NULL (no expiry): live while its holder's pid runs.
-    let live = (row.expires_at as number | null) === null || row.expires_at > now;
+    let live = row.expires_at === null || row.expires_at > now;
     if (live && pid !== null && leaseHost === host && !pidAlive(pid)) live = false;
     return {
       scope: row.scope,
@@ -86,7 +104,7 @@ export function listLeases(global: GlobalDatabase, now = Date.now()): LeaseInfo[
       host: leaseHost,
       command: typeof payload.command === "string" ? payload.command : null,
       startedAt: typeof payload.startedAt === "number" ? payload.startedAt : null,
-      expiresAt: (row.expires_at as number | null) ?? now + LEASE_TTL_MS,
+      expiresAt: row.expires_at ?? now + LEASE_TTL_MS,
       heartbeatAt: row.heartbeat_at,
       live,
     };
@@ -99,28 +117,8 @@ export function describeLease(lease: LeaseInfo): string {
   return `${who}${where}`;
 }
 
-/**
- * The global DB for the lease row alone, in any format: state_leases has the same columns in this tool's format
- * and in every released OpenClaw's (schema/openclaw/*.sql), so the lock works beside a real gateway's state.
- * A new file gets this tool's schema, as before. The caller reads `db.format` before it touches any other table.
- */
-export function openLeaseDatabase(paths: StatePaths, mode: "read" | "write" = "write"): GlobalDatabase {
-  return openDatabase<GlobalDB>({ path: paths.globalDbPath, role: "global", root: paths.stateDir, mode, create: mode === "write", formats: "any" });
-}
-
-/** Every lease row of the state (any format); null when there is no global DB yet. */
-export function readLeases(paths: StatePaths, now = Date.now()): LeaseInfo[] | null {
-  if (!fs.existsSync(paths.globalDbPath)) return null;
-  const db = openLeaseDatabase(paths, "read");
-  try {
-    return listLeases(db, now);
-  } finally {
-    db.close();
-  }
-}
-
 /** The state dir a global DB at `<stateDir>/state/openclaw.sqlite` belongs to. */
-function stateDirOf(global: GlobalDatabase): string {
+function stateDirOf(global: LeaseDatabase): string {
   return path.dirname(path.dirname(path.resolve(global.path)));
 }
 
@@ -128,7 +126,7 @@ function stateDirOf(global: GlobalDatabase): string {
  * The SQLite write lock was held past the busy timeout: exit 75 naming who holds it — the live lease
  * rows (readable beside a writer in WAL mode) and the processes holding the lock (Linux /proc/locks).
  */
-function busyError(global: GlobalDatabase, error: unknown): StateLockedError {
+function busyError(global: LeaseDatabase, error: unknown): StateLockedError {
   let leases: LeaseInfo[] = [];
   try {
     leases = listLeases(global).filter((l) => l.live && (l.scope === MAINTENANCE_SCOPE || l.scope === GATEWAY_SCOPE));
@@ -147,7 +145,7 @@ function busyError(global: GlobalDatabase, error: unknown): StateLockedError {
 }
 
 /** Takes the maintenance lease inside BEGIN IMMEDIATE so two processes cannot both win. */
-export function acquireMaintenanceLease(global: GlobalDatabase, options: AcquireLeaseOptions): MaintenanceLease {
+export function acquireMaintenanceLease(global: LeaseDatabase, options: AcquireLeaseOptions): MaintenanceLease {
   const now = options.now ?? Date.now;
   const owner: LeaseOwner = { pid: process.pid, host: os.hostname(), startedAt: now(), command: options.command };
   const ownerId = `${owner.pid}@${owner.host}:${owner.startedAt}`;
@@ -161,7 +159,7 @@ export function acquireMaintenanceLease(global: GlobalDatabase, options: Acquire
   return holdLease(global, owner, ownerId, now, takenOver);
 }
 
-function takeLeaseRow(global: GlobalDatabase, options: AcquireLeaseOptions, now: () => number, owner: LeaseOwner, ownerId: string): LeaseInfo[] {
+function takeLeaseRow(global: LeaseDatabase, options: AcquireLeaseOptions, now: () => number, owner: LeaseOwner, ownerId: string): LeaseInfo[] {
   const leases = listLeases(global, now()).filter((l) => l.scope === MAINTENANCE_SCOPE || l.scope === GATEWAY_SCOPE);
   const live = leases.filter((l) => l.live);
   if (live.length > 0 && !options.force) {
@@ -173,28 +171,23 @@ function takeLeaseRow(global: GlobalDatabase, options: AcquireLeaseOptions, now:
   // A command that started before this DB existed (a restore bringing it in) still holds the lock file.
   if (!options.force) assertNoForeignBootstrapLock(stateDirOf(global));
   const t = now();
-  const holder = { owner: ownerId, expires_at: t + LEASE_TTL_MS, heartbeat_at: t, payload_json: JSON.stringify(owner), created_at: t, updated_at: t };
-  global.run(
-    global.q
-      .insertInto("state_leases")
-      .values({ scope: MAINTENANCE_SCOPE, lease_key: MAINTENANCE_LEASE_KEY, ...holder })
-      .onConflict((oc) => oc.columns(["scope", "lease_key"]).doUpdateSet(holder)),
-  );
+  global
+    .prepare(
+      "INSERT INTO state_leases (scope, lease_key, owner, expires_at, heartbeat_at, payload_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) " +
+        "ON CONFLICT (scope, lease_key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at, heartbeat_at = excluded.heartbeat_at, " +
+        "payload_json = excluded.payload_json, created_at = excluded.created_at, updated_at = excluded.updated_at",
+    )
+    .run(MAINTENANCE_SCOPE, MAINTENANCE_LEASE_KEY, ownerId, t + LEASE_TTL_MS, t, JSON.stringify(owner), t, t);
   return leases.filter((l) => l.scope === MAINTENANCE_SCOPE);
 }
 
-function holdLease(global: GlobalDatabase, owner: LeaseOwner, ownerId: string, now: () => number, takenOver: LeaseInfo[]): MaintenanceLease {
+function holdLease(global: LeaseDatabase, owner: LeaseOwner, ownerId: string, now: () => number, takenOver: LeaseInfo[]): MaintenanceLease {
   const timer = setInterval(() => {
     try {
       const t = now();
-      global.run(
-        global.q
-          .updateTable("state_leases")
-          .set({ heartbeat_at: t, expires_at: t + LEASE_TTL_MS, updated_at: t })
-          .where("scope", "=", MAINTENANCE_SCOPE)
-          .where("lease_key", "=", MAINTENANCE_LEASE_KEY)
-          .where("owner", "=", ownerId),
-      );
+      global
+        .prepare("UPDATE state_leases SET heartbeat_at = ?, expires_at = ?, updated_at = ? WHERE scope = ? AND lease_key = ? AND owner = ?")
+        .run(t, t + LEASE_TTL_MS, t, MAINTENANCE_SCOPE, MAINTENANCE_LEASE_KEY, ownerId);
     } catch {
       // A missed heartbeat only shortens the lease; the pid check still marks us live.
     }
@@ -212,13 +205,7 @@ function holdLease(global: GlobalDatabase, owner: LeaseOwner, ownerId: string, n
       if (released) return;
       released = true;
       clearInterval(timer);
-      global.run(
-        global.q
-          .deleteFrom("state_leases")
-          .where("scope", "=", MAINTENANCE_SCOPE)
-          .where("lease_key", "=", MAINTENANCE_LEASE_KEY)
-          .where("owner", "=", ownerId),
-      );
+      global.prepare("DELETE FROM state_leases WHERE scope = ? AND lease_key = ? AND owner = ?").run(MAINTENANCE_SCOPE, MAINTENANCE_LEASE_KEY, ownerId);
     },
   };
 }
@@ -235,7 +222,7 @@ export interface StateLock {
  * The one entry point for mutating commands: with an open global DB, its lease; without one (it does not
  * exist yet), the `<stateDir>.lock` file — so the first mutating command on a fresh state already locks it.
  */
-export function acquireStateLock(paths: StatePaths, global: GlobalDatabase | undefined, options: AcquireLeaseOptions): StateLock {
+export function acquireStateLock(paths: StatePaths, global: LeaseDatabase | undefined, options: AcquireLeaseOptions): StateLock {
   if (global) {
     const lease = acquireMaintenanceLease(global, options);
     return { kind: "lease", release: () => lease.release(), detach: () => lease.detach() };

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { classifyAcpxGatewayValue } from "../../src/state/acpx-gateway-record.js";
 import { findAcpxGatewayRow, findMisspelledRows, misspelledFingerprint, openclawSpelling, respellKeys } from "../../src/state/key-spellings.js";
 import { createOpenclawDatabase } from "../../src/state/openclaw-database.js";
-import { openLeaseDatabase } from "../../src/state/lease.js";
+import { openLeaseDatabase } from "../../src/state/open-lease-database.js";
 import { makeTempState, type TempState } from "../helpers/temp-state.js";
 
 function seeded(seed: (db: Database.Database) => void): TempState {

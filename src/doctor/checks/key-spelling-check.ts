@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import { formatCount } from "../../core/format-bytes.js";
 import { findAcpxGatewayRow, findMisspelledRows, misspelledFingerprint, respellKeys, type AcpxGatewayRow, type MisspelledRow } from "../../state/key-spellings.js";
-import { openLeaseDatabase } from "../../state/lease.js";
+import { openLeaseDatabase } from "../../state/open-lease-database.js";
 import { backupBeforeRepair } from "../repair-backup.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding, LeftRow, MovedRow, RepairContext, RepairReport } from "../types.js";
 

@@ -1,5 +1,6 @@
 // Lease check: reports who holds the state lease (gateway or another maintenance run) and stale rows.
-import { describeLease, readLeases, type LeaseInfo } from "../../state/lease.js";
+import { describeLease, type LeaseInfo } from "../../state/lease.js";
+import { readLeases } from "../../state/open-lease-database.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding } from "../types.js";
 
 export const leaseCheck: DoctorCheck = {

@@ -5,7 +5,7 @@ import { cronStores } from "../../migration/importers/cron-jobs.js";
 import { readLegacyConfig } from "../../migration/legacy-config.js";
 import { findMovedStoreKeys, hasCronStoreKeys, rekeyMovedStores, scanFingerprint, type RekeyedJob, type MovedStoreKeysScan } from "../../state/moved-store-keys.js";
 import type { StatePaths } from "../../state/paths.js";
-import { openLeaseDatabase } from "../../state/lease.js";
+import { openLeaseDatabase } from "../../state/open-lease-database.js";
 import { backupBeforeRepair } from "../repair-backup.js";
 import type { CheckContext, CheckResult, DoctorCheck, Finding, LeftRow, MovedRow, RepairContext, RepairReport } from "../types.js";
 

@@ -1,0 +1,83 @@
+// The global DB opened for its lease rows alone with a raw better-sqlite3 handle: no storage core (Kysely) loaded.
+import fs from "node:fs";
+import Database from "better-sqlite3";
+import { defaultBusyTimeoutMs } from "./busy-timeout.js";
+import type { LeaseDatabase } from "./lease.js";
+import type { StatePaths } from "./paths.js";
+import { lstatOrNull, symlinkOnPath } from "./private-fs.js";
+import { unwritableReason } from "./read-only-open.js";
+
+/** A raw handle with what the lease code uses (lease.ts `LeaseDatabase`). */
+export class RawLeaseDatabase implements LeaseDatabase {
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(
+    readonly path: string,
+    private readonly handle: Database.Database,
+    private readonly mode: "read" | "write",
+  ) {}
+
+  prepare(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.handle.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  immediate<T>(fn: () => T): T {
+    return this.handle.transaction(fn).immediate();
+  }
+
+  /** As the storage core closes a write handle: checkpoint (TRUNCATE), then close. */
+  close(): void {
+    this.statements.clear();
+    if (!this.handle.open) return;
+    try {
+      if (this.mode === "write") this.handle.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Another connection may be mid-transaction; the WAL stays valid and the next checkpoint takes it.
+    }
+    this.handle.close();
+  }
+}
+
+/**
+ * Why the global DB must not be opened for its lease (a symlink at or on the way to it, which could lead out of the
+ * state dir, or a FIFO or device), or null. Missing is not a problem here: the caller decides what that means.
+ */
+export function leasePathProblem(paths: StatePaths): string | null {
+  const st = lstatOrNull(paths.globalDbPath);
+  if (!st) return null;
+  if (symlinkOnPath(paths.stateDir, paths.globalDbPath)) return "is reached through a symlink";
+  return st.isFile() ? null : "is not a regular file";
+}
+
+/**
+ * The existing global DB for its lease rows, without the storage core: only for the plain case — a regular, writable
+ * file that opens and already has state_leases. Null for anything else (missing, unopenable, read-only location, no
+ * state_leases yet), where the caller goes through the storage core (open-lease-database.ts), whose open reports or
+ * handles those cases as before. Nothing is changed at open: no journal mode, no schema (the file is about to be
+ * replaced and kept as it was). Callers check leasePathProblem first.
+ */
+export function openRawLeaseDatabase(paths: StatePaths, mode: "read" | "write"): RawLeaseDatabase | null {
+  const file = paths.globalDbPath;
+  if (!fs.existsSync(file) || unwritableReason(file) !== null) return null;
+  let handle: Database.Database | undefined;
+  try {
+    handle = new Database(file, { fileMustExist: true });
+    // First statement on the handle: nothing after it can fail with an unprotected SQLITE_BUSY.
+    handle.pragma(`busy_timeout = ${defaultBusyTimeoutMs()}`);
+    handle.pragma(mode === "read" ? "query_only = ON" : "foreign_keys = ON");
+    const table = handle.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'state_leases'").get();
+    if (table === undefined) {
+      handle.close();
+      return null;
+    }
+    return new RawLeaseDatabase(file, handle, mode);
+  } catch {
+    handle?.close();
+    return null;
+  }
+}
