@@ -5,6 +5,7 @@ import type Database from "better-sqlite3";
 import { isSqliteBusy, StateLockedError } from "../core/errors.js";
 import { acquireBootstrapLock, assertNoForeignBootstrapLock } from "./bootstrap-lock.js";
 import { describeLockHolders, findWriteLockHolders } from "./lock-holders.js";
+import type { StateLeasesTable } from "./generated/openclaw-global-db.js";
 import type { StatePaths } from "./paths.js";
 import { pidAlive } from "./pid-alive.js";
 
@@ -66,14 +67,8 @@ export interface LeaseDatabase {
   immediate<T>(fn: () => T): T;
 }
 
-interface LeaseRow {
-  scope: string;
-  lease_key: string;
-  owner: string;
-  expires_at: number | null;
-  heartbeat_at: number | null;
-  payload_json: string | null;
-}
+/** A state_leases row as either format declares it (OpenClaw's allows expires_at NULL). */
+type LeaseRow = Omit<StateLeasesTable, "created_at" | "updated_at">;
 
 function parsePayload(json: string | null): Partial<LeaseOwner> {
   if (!json) return {};

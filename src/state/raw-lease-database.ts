@@ -9,21 +9,15 @@ import { unwritableReason } from "./read-only-open.js";
 
 /** A raw handle with what the lease code uses (lease.ts `LeaseDatabase`). */
 export class RawLeaseDatabase implements LeaseDatabase {
-  private readonly statements = new Map<string, Database.Statement>();
-
   constructor(
     readonly path: string,
     private readonly handle: Database.Database,
     private readonly mode: "read" | "write",
   ) {}
 
+  /** Not cached: the lease runs a handful of statements (and one every heartbeat). */
   prepare(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.handle.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
+    return this.handle.prepare(sql);
   }
 
   immediate<T>(fn: () => T): T {
@@ -32,7 +26,6 @@ export class RawLeaseDatabase implements LeaseDatabase {
 
   /** As the storage core closes a write handle: checkpoint (TRUNCATE), then close. */
   close(): void {
-    this.statements.clear();
     if (!this.handle.open) return;
     try {
       if (this.mode === "write") this.handle.pragma("wal_checkpoint(TRUNCATE)");
