@@ -4,7 +4,8 @@ import { describeError, isOpenclawStateError } from "../core/errors.js";
 import { appendBackupRun } from "../state/append-backup-run.js";
 import { defaultBusyTimeoutMs } from "../state/busy-timeout.js";
 import type { StatePaths } from "../state/paths.js";
-import { lstatOrNull, symlinkOnPath } from "../state/private-fs.js";
+import { databasePathProblem } from "../state/owned-path.js";
+import { lstatOrNull } from "../state/private-fs.js";
 import type { ManifestSummary } from "./manifest.js";
 import type { ReuseRecord } from "./snapshot-reuse.js";
 
@@ -45,8 +46,7 @@ export function recordBackupRun(paths: StatePaths, input: RecordRunInput): strin
  * out of the state dir; a FIFO or device), or null. The walk refuses to archive such a file for the same reasons.
  */
 export function ledgerPathProblem(paths: StatePaths): string | null {
-  const st = lstatOrNull(paths.globalDbPath);
-  if (!st) return "is missing";
-  if (symlinkOnPath(paths.stateDir, paths.globalDbPath)) return "is reached through a symlink";
-  return st.isFile() ? null : "is not a regular file";
+  if (!lstatOrNull(paths.globalDbPath)) return "is missing";
+  const problem = databasePathProblem(paths.stateDir, paths.globalDbPath);
+  return problem ? `cannot be used: ${problem}` : null;
 }

@@ -101,7 +101,7 @@ async function loadLease(): Promise<typeof import("../state/lease.js") & typeof 
 async function openLease(paths: StatePaths, mode: "read" | "write"): Promise<LeaseDatabase & { close(): void }> {
   const { leasePathProblem, openRawLeaseDatabase } = await loadLease();
   const problem = leasePathProblem(paths);
-  if (problem) throw new Error(`it ${problem}`);
+  if (problem) throw new Error(problem);
   const raw = openRawLeaseDatabase(paths, mode);
   if (raw) return raw;
   const { openLeaseDatabase } = await import("../state/open-lease-database.js");

@@ -15,7 +15,7 @@ import { AGENT_SCHEMA_ADDITIVE_OBJECTS, AGENT_SCHEMA_ADDITIVE_SQL, AGENT_SCHEMA_
 import { defaultBusyTimeoutMs } from "./busy-timeout.js";
 import { ensurePrivateDir, ensurePrivateDirBelow, ensurePrivateFile, lstatOrNull, symlinkOnPath, UnsafePathError } from "./private-fs.js";
 import { openReadOnlyHandle, unwritableReason, type ReadOnlyHandle } from "./read-only-open.js";
-import { ownedPathProblem } from "./owned-path.js";
+import { databasePathProblem } from "./owned-path.js";
 import { classifyFormat, detectFormat, isOurFormat, type DbFormat } from "./db-format.js";
 import path from "node:path";
 
@@ -380,30 +380,12 @@ function refuseLinkedCreate(file: string, root: string | undefined): void {
  * SQLite's open flags): a link planted between the two is not caught.
  */
 function refuseUnsafeExisting(file: string, root: string | undefined): void {
-  const rel = root === undefined ? ".." : path.relative(root, file);
-  const inside = rel !== "" && rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
-  for (const candidate of [file, `${file}-wal`, `${file}-shm`]) {
-    let problem: string | null;
-    if (inside) problem = ownedPathProblem(root!, candidate, { action: "open", expect: "file", allowMissing: candidate !== file });
-    else {
-      const st = statOrNull(candidate);
-      problem = !st || st.isFile() ? null : "it is not a regular file (a FIFO, device, socket or directory)";
-    }
-    if (problem) {
-      throw new DatabaseError(
-        `Refusing to open database ${file}: ${candidate === file ? "" : `its sidecar ${candidate}: `}${problem}; openclaw-state opens a database only as a regular file inside the state dir, reached without a link: replace the link or special file with the database itself (or restore the state from a backup) and re-run.`,
-        { path: file },
-      );
-    }
-  }
-}
-
-function statOrNull(file: string): fs.Stats | null {
-  try {
-    return fs.statSync(file);
-  } catch {
-    return null;
-  }
+  const problem = databasePathProblem(root, file);
+  if (!problem) return;
+  throw new DatabaseError(
+    `Refusing to open database ${file}: ${problem}; openclaw-state opens a database only as a regular file inside the state dir, reached without a link: replace the link or special file with the database itself (or restore the state from a backup) and re-run.`,
+    { path: file },
+  );
 }
 
 /**

@@ -147,3 +147,26 @@ export function removeOwnedFile(root: string, file: string, action = "delete"): 
   }
   return null;
 }
+
+/**
+ * Why an existing database at `file` must not be opened, or null (also when nothing is there): below `root`, the file
+ * and its -wal/-shm must be regular files reached without a link (SQLite writes the sidecars and checkpoints wherever
+ * a link points); elsewhere (no `root`, or a path outside it) what the path reaches must be a regular file. A FIFO or
+ * device is refused everywhere: an open or first read would block. Reasons read "it is …", "its parent … is …" or
+ * "its sidecar …: it is …". The one check the storage core's open, the raw lease handle and create's ledger share.
+ */
+export function databasePathProblem(root: string | undefined, file: string): string | null {
+  const rel = root === undefined ? ".." : path.relative(root, file);
+  const inside = rel !== "" && rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
+  for (const candidate of [file, `${file}-wal`, `${file}-shm`]) {
+    let problem: string | null;
+    if (inside) problem = ownedPathProblem(root!, candidate, { action: "open", expect: "file", allowMissing: true });
+    else {
+      const st = fs.statSync(candidate, { throwIfNoEntry: false });
+      problem = !st || st.isFile() ? null : `it is ${describeKind(st)}`;
+    }
+    if (problem) return candidate === file ? problem : `its sidecar ${candidate}: ${problem}`;
+  }
+  return null;
+}
+

@@ -4,7 +4,7 @@ import Database from "better-sqlite3";
 import { defaultBusyTimeoutMs } from "./busy-timeout.js";
 import type { LeaseDatabase } from "./lease.js";
 import type { StatePaths } from "./paths.js";
-import { lstatOrNull, symlinkOnPath } from "./private-fs.js";
+import { databasePathProblem } from "./owned-path.js";
 import { unwritableReason } from "./read-only-open.js";
 
 /** A raw handle with what the lease code uses (lease.ts `LeaseDatabase`). */
@@ -41,10 +41,7 @@ export class RawLeaseDatabase implements LeaseDatabase {
  * state dir, or a FIFO or device), or null. Missing is not a problem here: the caller decides what that means.
  */
 export function leasePathProblem(paths: StatePaths): string | null {
-  const st = lstatOrNull(paths.globalDbPath);
-  if (!st) return null;
-  if (symlinkOnPath(paths.stateDir, paths.globalDbPath)) return "is reached through a symlink";
-  return st.isFile() ? null : "is not a regular file";
+  return databasePathProblem(paths.stateDir, paths.globalDbPath);
 }
 
 /**

@@ -77,12 +77,12 @@ describe("recordBackupRun", () => {
     const linked = makeTempState();
     fs.mkdirSync(path.dirname(linked.paths.globalDbPath), { recursive: true, mode: 0o700 });
     fs.symlinkSync(outside.paths.globalDbPath, linked.paths.globalDbPath);
-    expect(recordBackupRun(linked.paths, { runId: "x", createdAt: new Date(), archivePath: "/a", status: "completed", manifest: summary })).toMatch(/reached through a symlink, so this run was not recorded/);
+    expect(recordBackupRun(linked.paths, { runId: "x", createdAt: new Date(), archivePath: "/a", status: "completed", manifest: summary })).toMatch(/openclaw\.sqlite cannot be used: it is a symbolic link \(never followed\), so this run was not recorded/);
     expect(rows(outside.paths.globalDbPath).length).toBe(before);
 
     const fifo = makeTempState();
     fs.mkdirSync(path.dirname(fifo.paths.globalDbPath), { recursive: true, mode: 0o700 });
     expect(spawnSync("mkfifo", [fifo.paths.globalDbPath]).status).toBe(0);
-    expect(recordBackupRun(fifo.paths, { runId: "x", createdAt: new Date(), archivePath: "/a", status: "completed", manifest: summary })).toMatch(/is not a regular file, so this run was not recorded/);
+    expect(recordBackupRun(fifo.paths, { runId: "x", createdAt: new Date(), archivePath: "/a", status: "completed", manifest: summary })).toMatch(/cannot be used: it is a FIFO, so this run was not recorded/);
   });
 });

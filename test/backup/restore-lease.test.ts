@@ -37,13 +37,13 @@ describe("restore's state lease", () => {
     const before = sha(outside);
     const error = await restoreBackup({ paths: state.paths, archivePath: backup.archivePath, confirm: yes }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "lease_unavailable" });
-    expect((error as Error).message).toMatch(/is reached through a symlink.*nothing was restored/);
+    expect((error as Error).message).toMatch(/it is a symbolic link \(never followed\).*nothing was restored/);
     expect(fs.lstatSync(state.paths.globalDbPath).isSymbolicLink()).toBe(true);
     expect(sha(outside)).toBe(before);
 
     const forced = await restoreBackup({ paths: state.paths, archivePath: backup.archivePath, confirm: yes, force: true });
     expect(forced.status).toBe("restored");
-    expect(forced.warnings.join("\n")).toMatch(/without the state lease.*reached through a symlink/);
+    expect(forced.warnings.join("\n")).toMatch(/without the state lease.*it is a symbolic link \(never followed\)/);
     expect(sha(outside)).toBe(before);
     expect(fs.lstatSync(state.paths.globalDbPath).isFile()).toBe(true);
   });
@@ -56,7 +56,7 @@ describe("restore's state lease", () => {
     execFileSync("mkfifo", [state.paths.globalDbPath]);
     const error = await restoreBackup({ paths: state.paths, archivePath: backup.archivePath, confirm: yes }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "lease_unavailable" });
-    expect((error as Error).message).toMatch(/is not a regular file/);
+    expect((error as Error).message).toMatch(/it is a FIFO/);
     expect(fs.lstatSync(state.paths.globalDbPath).isFIFO()).toBe(true);
   });
 
