@@ -1,11 +1,14 @@
 // Archive compression (gzip or zstd): what this runtime supports, names, magic-byte detection, block codecs, decoders.
 //
 // zstd arrived in node:zlib in Node 22.15 / 23.8. The project still runs on Node 20, whose @types/node has no
-// zstd declarations, so the zstd functions are looked up at run time and typed here.
+// zstd declarations, so the zstd functions are looked up at run time and typed here. Long zstd reads (a whole
+// verify or restore pass) go through the zstd CLI where there is one (zstd-child-decoder.ts: less CPU than
+// node:zlib's decoder; also what lets Node 20 read zstd archives), node:zlib's decoder otherwise.
 import fs from "node:fs";
 import stream, { type Duplex, type Transform } from "node:stream";
 import zlib from "node:zlib";
 import { NotFoundError, OperationError, UsageError } from "../core/errors.js";
+import { ZstdChildDecoder } from "./zstd-child-decoder.js";
 import { isZstdMagic, ZSTD_WINDOW_LOG_LIMIT, ZstdFrameWalker, ZstdWindowError } from "./zstd-frames.js";
 
 /** "none": a plain tar (deduplicating stores such as restic chunk it by content; compressed data defeats that). */
@@ -113,11 +116,21 @@ export function sniffCompression(file: string): Compression | null {
   }
 }
 
+/** How a decoder will be used. */
+export interface DecodeOptions {
+  /**
+   * The caller reads many MiB (a whole verify / restore pass, a large range): zstd then goes through the zstd CLI
+   * when there is one, whose start-up (~ms) the CPU it saves pays for. Short reads (a manifest, one block) stay
+   * in-process, except on a Node without zstd, where the CLI is the only decoder.
+   */
+  long?: boolean;
+}
+
 /** How the read path turns archive bytes into tar bytes. */
 export interface Decompressor {
   name: Compression;
-  /** A streaming decoder; throws the one-line zstd_unsupported error on a Node without zstd. */
-  create(): Duplex;
+  /** A streaming decoder; throws the one-line zstd_unsupported error when there is no zstd decoder at all. */
+  create(options?: DecodeOptions): Duplex;
   /** True when `error` means damaged or truncated compressed data (not an I/O failure). */
   isCorrupt(error: unknown): boolean;
 }
@@ -125,29 +138,31 @@ export interface Decompressor {
 /** The decoder for an archive whose first bytes are `magic` (detected, never guessed from the name), or null. */
 export function decompressorFor(magic: Buffer, archivePath: string): Decompressor | null {
   const compression = compressionOfMagic(magic);
-  return compression ? { name: compression, create: () => createDecompressor(compression, archivePath), isCorrupt: isCorruptStreamError } : null;
+  return compression ? { name: compression, create: (options) => createDecompressor(compression, archivePath, options), isCorrupt: isCorruptStreamError } : null;
 }
 
 /**
- * A streaming decoder for `compression`; a zstd archive on a Node without zstd is one clear error. zstd goes through
- * the frame walker first: skippable frames are dropped and each frame's window is bounded by what its data needs
- * (ZstdWindowError past MAX_ZSTD_WINDOW), so the decoder itself may accept any window zstd defines.
+ * A streaming decoder for `compression`; a zstd archive with neither node:zlib zstd nor the zstd CLI is one clear
+ * error. zstd goes through the frame walker first: skippable frames are dropped and each frame's window is bounded by
+ * what its data needs (ZstdWindowError past MAX_ZSTD_WINDOW), so the decoder behind it (the zstd CLI for a long read
+ * or on a Node without zstd, else node:zlib's) may accept any window zstd defines.
  */
-export function createDecompressor(compression: Compression, archivePath: string): Duplex {
+export function createDecompressor(compression: Compression, archivePath: string, options: DecodeOptions = {}): Duplex {
   // 1 MiB output chunks: each chunk is one round trip to the libuv pool.
   if (compression === "gzip") return zlib.createGunzip({ chunkSize: 1024 * 1024 });
   if (compression === "none") return new stream.PassThrough({ highWaterMark: 1024 * 1024 });
   const api = zstdApi();
-  if (!api) {
+  const child = options.long || !api ? ZstdChildDecoder.start() : null;
+  if (!child && !api) {
     throw new OperationError(
       "zstd_unsupported",
-      `${archivePath} is zstd-compressed and reading it needs ${ZSTD_REQUIREMENT} (this is ${process.version}); run the command with a newer Node, or unpack it by hand with \`zstd -d < ${archivePath} | tar x\`.`,
+      `${archivePath} is zstd-compressed and reading it needs ${ZSTD_REQUIREMENT} or the zstd command on PATH (this is ${process.version}); run the command with a newer Node, or unpack it by hand with \`zstd -d < ${archivePath} | tar x\`.`,
       { path: archivePath },
     );
   }
-  const decoder = api.createZstdDecompress({ chunkSize: 1024 * 1024, params: { [ZSTD_D_WINDOW_LOG_MAX]: ZSTD_WINDOW_LOG_LIMIT } });
-  // stream.compose is in every Node with zstd (≥ 22.15); Node 20's typings lack it.
-  const compose = (stream as unknown as { compose(...streams: Transform[]): Duplex }).compose;
+  const decoder = child ?? api!.createZstdDecompress({ chunkSize: 1024 * 1024, params: { [ZSTD_D_WINDOW_LOG_MAX]: ZSTD_WINDOW_LOG_LIMIT } });
+  // stream.compose: experimental in Node 20 (there at run time), stable from 22; Node 20's typings lack it.
+  const compose = (stream as unknown as { compose(...streams: Duplex[]): Duplex }).compose;
   return compose(new ZstdFrameWalker(archivePath), decoder);
 }
 

@@ -96,7 +96,7 @@ async function* inflate(file: string, limit: number): AsyncGenerator<Buffer> {
     fail("the file is not a gzip archive nor a zstd archive");
   }
   const source = fs.createReadStream("", { fd, highWaterMark: 1024 * 1024 });
-  const inflater = decompressor.create();
+  const inflater = decompressor.create({ long: true });
   pipeline(source, inflater, () => undefined);
   let total = 0;
   try {

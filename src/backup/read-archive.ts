@@ -122,8 +122,8 @@ export interface PrecheckedRun extends PrecheckedBody {
 const keepOpen = { open: fs.open, read: fs.read, close: (_fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => callback(null) };
 
 /** A compressed byte range [start, end) decoded on its own (it starts and ends on gzip member / zstd frame boundaries). */
-async function* decodeRange(fd: number, decompressor: Decompressor, start: number, end: number | undefined): AsyncGenerator<Buffer> {
-  const inflater = decompressor.create();
+async function* decodeRange(fd: number, decompressor: Decompressor, start: number, end: number | undefined, whole: boolean): AsyncGenerator<Buffer> {
+  const inflater = decompressor.create({ long: whole && (end === undefined || end - start >= LONG_RANGE) });
   // The fd is shared by every range and closed by the caller: the stream's close is a no-op (destroy() would close it).
   const source = fs.createReadStream("", { fd, fs: keepOpen, start, end: end === undefined ? undefined : end - 1, highWaterMark: 1024 * 1024, autoClose: false });
   pipeline(source, inflater, () => undefined);
@@ -136,6 +136,9 @@ async function* decodeRange(fd: number, decompressor: Decompressor, start: numbe
     if (!source.closed) await new Promise<void>((resolve) => source.once("close", () => resolve()));
   }
 }
+
+/** A range of a whole pass this large or open-ended is a long read (DecodeOptions.long: the zstd CLI, where there is one). */
+const LONG_RANGE = 1024 * 1024;
 
 /** Compressed gaps between pre-checked runs up to this size (a tar header or a few small files) are decoded synchronously. */
 const SMALL_GAP = 64 * 1024;
@@ -155,7 +158,7 @@ function decodeGapSync(fd: number, decompressor: Decompressor, start: number, en
  * The decompressed stream, refused as soon as it grows past `limit()` bytes (decompression bombs never get far).
  * Pre-checked runs are checked by the sha256 of their compressed bytes and yielded as they are, not decoded.
  */
-async function* decompressed(fd: number, decompressor: Decompressor, limit: () => number, prechecked: readonly PrecheckedRun[]): AsyncGenerator<Buffer | PrecheckedRun> {
+async function* decompressed(fd: number, decompressor: Decompressor, limit: () => number, prechecked: readonly PrecheckedRun[], whole: boolean): AsyncGenerator<Buffer | PrecheckedRun> {
   let total = 0;
   const grow = (n: number): void => {
     total += n;
@@ -171,7 +174,7 @@ async function* decompressed(fd: number, decompressor: Decompressor, limit: () =
           grow(small.length);
           yield small;
         } else {
-          for await (const chunk of decodeRange(fd, decompressor, position, run.segment.start)) {
+          for await (const chunk of decodeRange(fd, decompressor, position, run.segment.start, whole)) {
             grow(chunk.length);
             yield chunk;
           }
@@ -185,7 +188,7 @@ async function* decompressed(fd: number, decompressor: Decompressor, limit: () =
       yield run;
       position = run.segment.start + run.segment.length;
     }
-    for await (const chunk of decodeRange(fd, decompressor, position, undefined)) {
+    for await (const chunk of decodeRange(fd, decompressor, position, undefined, whole)) {
       grow(chunk.length);
       yield chunk;
     }
@@ -315,6 +318,8 @@ async function readArchivePass(
   phase: "verify" | "extract",
   prechecked: readonly PrecheckedRun[],
   layout: OpenclawLayout | undefined,
+  /** False when only the manifest is wanted (a short read: no zstd CLI started for it). */
+  whole = true,
 ): Promise<ArchivePassResult> {
   const fd = openArchive(archivePath);
   let decompressor: Decompressor | null;
@@ -491,7 +496,7 @@ async function readArchivePass(
   };
 
   try {
-    await readTar(decompressed(fd, decompressor, () => limit, prechecked), visitor);
+    await readTar(decompressed(fd, decompressor, () => limit, prechecked, whole), visitor);
   } catch (error) {
     const pending = openSink as FileSink | null;
     if (pending) await pending.abort().catch(() => undefined);
@@ -527,7 +532,7 @@ export async function readArchiveManifest(archivePath: string, options: { accept
         throw new ManifestRead(m);
       },
       file: async () => null,
-    }, undefined, "verify", [], undefined);
+    }, undefined, "verify", [], undefined, false);
   } catch (error) {
     if (error instanceof ManifestRead) return error.manifest;
     if (error instanceof FirstEntryNotManifest && options.acceptOpenclaw) return (await openclawLayout(archivePath, error.message)).manifest;
