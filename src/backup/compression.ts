@@ -1,14 +1,14 @@
 // Archive compression (gzip or zstd): what this runtime supports, names, magic-byte detection, block codecs, decoders.
 //
 // zstd arrived in node:zlib in Node 22.15 / 23.8. The project still runs on Node 20, whose @types/node has no
-// zstd declarations, so the zstd functions are looked up at run time and typed here. Long zstd reads (a whole
-// verify or restore pass) go through the zstd CLI where there is one (zstd-child-decoder.ts: less CPU than
-// node:zlib's decoder; also what lets Node 20 read zstd archives), node:zlib's decoder otherwise.
+// zstd declarations, so the zstd functions are looked up at run time and typed here. Where node:zlib has no zstd,
+// zstd archives are read through the zstd CLI when there is one (zstd-child-decoder.ts); OPENCLAW_STATE_ZSTD_CLI=1
+// also sends the long reads of verify / restore there on a Node with zstd (less wall, more CPU: measured).
 import fs from "node:fs";
 import stream, { type Duplex, type Transform } from "node:stream";
 import zlib from "node:zlib";
 import { NotFoundError, OperationError, UsageError } from "../core/errors.js";
-import { ZstdChildDecoder } from "./zstd-child-decoder.js";
+import { ZstdChildDecoder, zstdCliMode } from "./zstd-child-decoder.js";
 import { isZstdMagic, ZSTD_WINDOW_LOG_LIMIT, ZstdFrameWalker, ZstdWindowError } from "./zstd-frames.js";
 
 /** "none": a plain tar (deduplicating stores such as restic chunk it by content; compressed data defeats that). */
@@ -119,9 +119,9 @@ export function sniffCompression(file: string): Compression | null {
 /** How a decoder will be used. */
 export interface DecodeOptions {
   /**
-   * The caller reads many MiB (a whole verify / restore pass, a large range): zstd then goes through the zstd CLI
-   * when there is one, whose start-up (~ms) the CPU it saves pays for. Short reads (a manifest, one block) stay
-   * in-process, except on a Node without zstd, where the CLI is the only decoder.
+   * The caller reads many MiB (a whole verify / restore pass, a large range): with OPENCLAW_STATE_ZSTD_CLI=1, zstd
+   * then goes through the zstd CLI (a process start is ~ms). Short reads (a manifest, one block) stay in-process,
+   * except on a Node without zstd, where the CLI is the only decoder.
    */
   long?: boolean;
 }
@@ -144,15 +144,16 @@ export function decompressorFor(magic: Buffer, archivePath: string): Decompresso
 /**
  * A streaming decoder for `compression`; a zstd archive with neither node:zlib zstd nor the zstd CLI is one clear
  * error. zstd goes through the frame walker first: skippable frames are dropped and each frame's window is bounded by
- * what its data needs (ZstdWindowError past MAX_ZSTD_WINDOW), so the decoder behind it (the zstd CLI for a long read
- * or on a Node without zstd, else node:zlib's) may accept any window zstd defines.
+ * what its data needs (ZstdWindowError past MAX_ZSTD_WINDOW), so the decoder behind it (node:zlib's, or the zstd CLI:
+ * on a Node without zstd, or for a long read when asked) may accept any window zstd defines.
  */
 export function createDecompressor(compression: Compression, archivePath: string, options: DecodeOptions = {}): Duplex {
   // 1 MiB output chunks: each chunk is one round trip to the libuv pool.
   if (compression === "gzip") return zlib.createGunzip({ chunkSize: 1024 * 1024 });
   if (compression === "none") return new stream.PassThrough({ highWaterMark: 1024 * 1024 });
   const api = zstdApi();
-  const child = options.long || !api ? ZstdChildDecoder.start() : null;
+  const mode = zstdCliMode();
+  const child = (options.long && mode === "on") || (!api && mode !== "off") ? ZstdChildDecoder.start() : null;
   if (!child && !api) {
     throw new OperationError(
       "zstd_unsupported",

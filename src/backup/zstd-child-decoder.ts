@@ -1,12 +1,14 @@
-// Decodes a zstd stream through a `zstd -d` child process (stdin in, stdout out): the long reads of verify and restore.
+// Decodes a zstd stream through a `zstd -d` child process (stdin in, stdout out): how a Node without zstd reads zstd.
 //
-// Why a child: on Node 24, node:zlib's zstd decoder cost ~2.5x the zstd CLI's CPU for the same bytes on first use in a
-// process (0.75–0.81 vs 0.29–0.33 CPU-s for 253 MB of tar; fresh pages for every output chunk, whatever its size;
-// docs/performance.md, issue 26, eighth pass). The child only ever sees bytes the ZstdFrameWalker has accepted (frames
-// only, each frame's window bounded), is started with `--memory=` at the decoder's own window bound
-// (ZSTD_WINDOW_LOG_LIMIT), `-q`, and touches no file: stdin and stdout are pipes, stderr is kept (its tail) for the
-// message. It is found on PATH by name, as `sync -f` is (file-writer.ts); when it is not there or cannot be started,
-// or OPENCLAW_STATE_ZSTD_CLI=0, the caller uses node:zlib's decoder instead. A non-zero exit after data is damage
+// Used where node:zlib has no zstd (Node < 22.15: without it such an archive cannot be read at all), and on any Node
+// for the long reads of verify and restore when the operator asks (OPENCLAW_STATE_ZSTD_CLI=1). Not the default where
+// node:zlib has zstd: measured on Node 24 (docs/performance.md, issue 26, eighth pass) the zstd CLI decodes for less
+// CPU than node:zlib's decoder, but receiving its output through a pipe costs Node ~0.25 CPU-s per 168 MB (64 KiB
+// reads), so verify / restore took 0.2–0.35 CPU-s more in all (process + child), for less wall on a second core.
+// The child only ever sees bytes the ZstdFrameWalker has accepted (frames only, each frame's window bounded), is
+// started with `--memory=` at the in-process decoder's window bound (ZSTD_WINDOW_LOG_LIMIT), `-q`, and touches no
+// file: stdin and stdout are pipes, stderr is kept (its tail) for the message. It is found on PATH by name, as
+// `sync -f` is (file-writer.ts); OPENCLAW_STATE_ZSTD_CLI=0 never starts it. A non-zero exit after data is damage
 // (ZstdChildError, classified corrupt), except a signal or an allocation failure (OperationError: not the archive's
 // fault). Destroying the stream kills the child (Ctrl-C, an early refusal, a tar-layer error); Node reaps it.
 // Backpressure holds both ways: a full stdin pipe holds our writes, a full reader pauses the child's stdout.
@@ -15,13 +17,17 @@ import { Duplex, type Readable, type Writable } from "node:stream";
 import { OperationError } from "../core/errors.js";
 import { ZSTD_WINDOW_LOG_LIMIT } from "./zstd-frames.js";
 
-/** Set to 0 (or off/false/no) to decode zstd with node:zlib only, never with the zstd CLI. */
+/** 0 (off/false/no): never the zstd CLI; 1 (on/true/yes): also for long reads where node:zlib has zstd; unset: only where it has none. */
 export const ZSTD_CLI_ENV = "OPENCLAW_STATE_ZSTD_CLI";
 
-/** False when the operator turned the zstd CLI off (ZSTD_CLI_ENV). */
-export function zstdCliEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+export type ZstdCliMode = "off" | "auto" | "on";
+
+/** What the operator asked of the zstd CLI (ZSTD_CLI_ENV); anything else is "auto". */
+export function zstdCliMode(env: NodeJS.ProcessEnv = process.env): ZstdCliMode {
   const value = env[ZSTD_CLI_ENV]?.trim().toLowerCase();
-  return !(value === "0" || value === "off" || value === "false" || value === "no");
+  if (value === "0" || value === "off" || value === "false" || value === "no") return "off";
+  if (value === "1" || value === "on" || value === "true" || value === "yes") return "on";
+  return "auto";
 }
 
 /** The arguments the child gets: decode stdin to stdout, quiet, the same window bound as node:zlib's decoder. */
@@ -49,7 +55,7 @@ export class ZstdChildDecoder extends Duplex {
 
   /** A decoder running `zstd -d`, or null when the CLI is turned off or cannot be started here. */
   static start(env: NodeJS.ProcessEnv = process.env): ZstdChildDecoder | null {
-    if (!zstdCliEnabled(env)) return null;
+    if (zstdCliMode(env) === "off") return null;
     const child = spawn("zstd", ZSTD_CLI_ARGS, { stdio: ["pipe", "pipe", "pipe"], env });
     // uv_spawn failed (ENOENT, EACCES): the error event follows on the next tick; nothing was started.
     if (child.pid === undefined) {

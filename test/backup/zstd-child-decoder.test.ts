@@ -3,18 +3,22 @@ import { spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBackup } from "../../src/backup/create-backup.js";
 import { createDecompressor, isCorruptStreamError, zstdSupported } from "../../src/backup/compression.js";
 import { restoreBackup } from "../../src/backup/restore-backup.js";
 import { verifyBackup } from "../../src/backup/verify-archive.js";
-import { ZSTD_CLI_ARGS, ZSTD_CLI_ENV, ZstdChildDecoder, zstdCliEnabled } from "../../src/backup/zstd-child-decoder.js";
+import { ZSTD_CLI_ARGS, ZSTD_CLI_ENV, ZstdChildDecoder, zstdCliMode } from "../../src/backup/zstd-child-decoder.js";
 import { seedState } from "../helpers/backup-state.js";
 import { makeTempDir, makeTempState } from "../helpers/temp-state.js";
 
 const realZstd = spawnSync("sh", ["-c", "command -v zstd"], { encoding: "utf8" }).stdout.trim();
 const savedPath = process.env.PATH;
 const savedSwitch = process.env[ZSTD_CLI_ENV];
+// The CLI also for long reads (the default uses it only where node:zlib has no zstd; a test below checks that).
+beforeEach(() => {
+  process.env[ZSTD_CLI_ENV] = "1";
+});
 afterEach(() => {
   process.env.PATH = savedPath;
   if (savedSwitch === undefined) delete process.env[ZSTD_CLI_ENV];
@@ -49,8 +53,10 @@ async function drain(stream: NodeJS.ReadableStream): Promise<Buffer> {
 describe.runIf(realZstd !== "")("zstd through the zstd CLI", () => {
   it("starts `zstd -d -q -c --memory=2048MB` (the decoder's own window bound, 2^31) and reads only stdin", () => {
     expect(ZSTD_CLI_ARGS).toEqual(["-d", "-q", "-c", "--memory=2048MB"]);
-    expect(zstdCliEnabled({})).toBe(true);
-    for (const off of ["0", "off", "false", "no", " OFF "]) expect(zstdCliEnabled({ [ZSTD_CLI_ENV]: off })).toBe(false);
+    expect(zstdCliMode({})).toBe("auto");
+    for (const off of ["0", "off", "false", "no", " OFF "]) expect(zstdCliMode({ [ZSTD_CLI_ENV]: off })).toBe("off");
+    for (const on of ["1", "on", "true", "yes", " Yes "]) expect(zstdCliMode({ [ZSTD_CLI_ENV]: on })).toBe("on");
+    expect(zstdCliMode({ [ZSTD_CLI_ENV]: "maybe" })).toBe("auto");
   });
 
   it("verify and restore take the CLI path: the child is started with those arguments, and the state comes back", async () => {
@@ -65,6 +71,15 @@ describe.runIf(realZstd !== "")("zstd through the zstd CLI", () => {
     const calls = fs.readFileSync(log, "utf8").trim().split("\n");
     expect(calls.length).toBeGreaterThanOrEqual(2);
     for (const call of calls) expect(call).toBe(ZSTD_CLI_ARGS.join(" "));
+  });
+
+  it("by default (unset) verify uses node:zlib's decoder where it has zstd, and the CLI only where it has none", async () => {
+    const { archive } = await zstdArchive();
+    const log = fakeZstd(`echo "$*" >> $LOG\nexec ${JSON.stringify(realZstd)} "$@"`);
+    delete process.env[ZSTD_CLI_ENV];
+    const verified = await verifyBackup(archive);
+    expect(verified.ok, verified.problem).toBe(true);
+    expect(fs.existsSync(log)).toBe(!zstdSupported());
   });
 
   it("falls back to node:zlib's decoder when turned off or when no zstd is on PATH (Node >= 22.15), else says what is missing", async () => {
