@@ -4,7 +4,7 @@
 // for the long reads of verify and restore when the operator asks (OPENCLAW_STATE_ZSTD_CLI=1). Not the default where
 // node:zlib has zstd: measured on Node 24 (docs/performance.md, issue 26, eighth pass) the zstd CLI decodes for less
 // CPU than node:zlib's decoder, but receiving its output through a pipe costs Node ~0.25 CPU-s per 168 MB (64 KiB
-// reads), so verify / restore took 0.2–0.35 CPU-s more in all (process + child), for less wall on a second core.
+// reads), so verify / restore took 0.14–0.5 CPU-s more in all (process + child), for less wall on a second core.
 // The child only ever sees bytes the ZstdFrameWalker has accepted (frames only, each frame's window bounded), is
 // started with `--memory=` at the in-process decoder's window bound (ZSTD_WINDOW_LOG_LIMIT), `-q`, and touches no
 // file: stdin and stdout are pipes, stderr is kept (its tail) for the message. It is found on PATH by name, as
@@ -143,8 +143,8 @@ export class ZstdChildDecoder extends Duplex {
     }
     const line = this.stderrTail.trim().split("\n").pop()?.trim() ?? "";
     let error: Error;
-    if (signal) error = new OperationError("zstd_cli_failed", `the zstd decoder process (zstd -d) was killed by ${signal}; run it again, or with ${ZSTD_CLI_ENV}=0 to decode in-process`);
-    else if (/alloc|not enough memory/i.test(line)) error = new OperationError("zstd_cli_failed", `the zstd decoder process (zstd -d) ran out of memory; run it again with more memory, or with ${ZSTD_CLI_ENV}=0 to decode in-process`);
+    if (signal) error = new OperationError("zstd_cli_failed", `the zstd decoder process (zstd -d) was killed by ${signal}; run it again (on Node >= 22.15, ${ZSTD_CLI_ENV}=0 decodes in-process)`);
+    else if (/alloc|not enough memory/i.test(line)) error = new OperationError("zstd_cli_failed", `the zstd decoder process (zstd -d) ran out of memory; run it again with more memory free (on Node >= 22.15, ${ZSTD_CLI_ENV}=0 decodes in-process)`);
     else error = new ZstdChildError(`corrupt zstd data: zstd -d exited with status ${code}${line ? ` (${line})` : ""}`);
     this.releaseWrite();
     if (final) final(error);
