@@ -88,7 +88,7 @@ function preMigrationByManifest(a: FoundArchive): boolean {
 
 function manifestProblem(a: FoundArchive, stateDir: string): string | null {
   if (!a.manifestOk) {
-    if (a.problemCode === "zstd_unsupported") return "a zstd archive this Node cannot read (needs Node.js 22.15 or newer); left alone";
+    if (a.problemCode === "zstd_unsupported") return "a zstd archive this Node cannot read (needs Node.js 22.15 or newer, or the zstd command); left alone";
     return `not an openclaw-state archive (${a.problem ?? "no manifest"})`;
   }
   if (a.stateDir !== null && canonical(a.stateDir) !== stateDir) return `an archive of another state dir (${a.stateDir})`;

@@ -323,7 +323,7 @@ describe.skipIf(zstdSupported())("zstd on a Node without it (Node 20)", () => {
     fs.copyFileSync(zst, path.join(state.paths.backupDir, "2026-01-01T00-00-00.000Z-openclaw-backup.tar.zst"));
     const listed = await runBin(["backup", "list"], state.env);
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toMatch(/unreadable\s+zstd\s.*\.tar\.zst\n\s+↳ zstd: needs Node\.js 22\.15 or newer to read/);
+    expect(listed.stdout).toMatch(/unreadable\s+zstd\s.*\.tar\.zst\n\s+↳ zstd: needs Node\.js 22\.15 or newer, or the zstd command, to read/);
     const pruned = await runBin(["backup", "prune", "--keep-last", "1", "--yes", "--json"], state.env);
     expect(JSON.parse(pruned.stdout).ignored).toEqual([expect.objectContaining({ reason: expect.stringMatching(/zstd archive this Node cannot read/) })]);
   });

@@ -68,7 +68,7 @@ export function renderBackupList(output: Output, result: ListBackupsResult): voi
       output.log(b.exists && b.manifestOk !== false ? line : s.yellow(line));
       // Why an archive cannot be read goes on its own line, so the table keeps its width.
       if (b.exists && b.manifestOk === false) {
-        const why = b.problemCode === "zstd_unsupported" ? "zstd: needs Node.js 22.15 or newer to read" : `not readable: ${b.problem ?? "no openclaw-state manifest"}`;
+        const why = b.problemCode === "zstd_unsupported" ? "zstd: needs Node.js 22.15 or newer, or the zstd command, to read" : `not readable: ${b.problem ?? "no openclaw-state manifest"}`;
         const note = `  ↳ ${cleanCell(why)}`;
         output.log(s.dim(output.verbose ? note : truncateEnd(note, width)));
       }
