@@ -19,9 +19,9 @@ import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js"
 import { readArchiveManifest } from "./read-archive.js";
 import { ledgerPathProblem, recordBackupRun } from "./record-backup-run.js";
 import type { BackupAsset, BackupManifest, BackupProgressEvent, BackupPurpose, ManifestDatabase, ManifestFile, SkippedItem } from "./types.js";
-import { verifyBackup } from "./verify-archive.js";
+import { verifyBackup, type VerifyBackupResult } from "./verify-archive.js";
 import { archiveOrder, walkAssets, type WalkEntry, type WalkResult } from "./walk-assets.js";
-import { publishNoClobber, writeArchive } from "./write-archive.js";
+import { publishNoClobber, writeArchive, type WriteArchiveResult } from "./write-archive.js";
 export type { BackupProgressEvent } from "./types.js";
 export { sweepStaleStaging } from "./private-temp.js";
 
@@ -198,6 +198,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     const assets = publicAssets(plan, walk);
     const reusable: Reusable = options.reuse === false ? { search: { candidates: new Map(), refused: [] }, files: null, filesRefused: null } : await reusableParts(paths, output.compression, entries, assets, runner);
     reuseFiles = reusable.files;
+    if (reuseFiles) reuseFiles.deferHashes = verify;
     const search = reusable.search;
     // A large database to snapshot: its worker starts now, beside the writer's set-up.
     if (entries.some((e) => e.type === "file" && e.database && e.size >= SMALL_DATABASE_BYTES && !search.candidates.has(e.absPath))) runner.warm();
@@ -209,10 +210,12 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     // name (a killed run leaves nothing there but the staging dir, which the next create sweeps).
     const partialName = streaming ? `${output.root}${ARCHIVE_EXTENSIONS[output.compression]}` : path.basename(output.archivePath);
     const partialPath = path.join(stagingDir, `${partialName}${PARTIAL_SUFFIX}`);
-    const writing = writeArchive({
+    const warningsBefore = warnings.length;
+    const staged = stagingDir;
+    const write = (): Promise<WriteArchiveResult> => writeArchive({
       archivePath: partialPath,
       root: output.root,
-      stagingDir,
+      stagingDir: staged,
       entries,
       runner,
       createdAt,
@@ -226,14 +229,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
         return manifestFrom(walk, { ...parts, skipped: [...plan.skipped, ...setAsideSkipped, ...walk.skipped, ...parts.skipped] });
       },
     });
-    const written = await writing;
+    let written = await write();
     reuseFiles?.close();
-    if (reuseFiles && reuseFiles.mismatches.length > 0) {
-      const named = reuseFiles.mismatches.slice(0, 3).join(", ");
-      const more = reuseFiles.mismatches.length > 3 ? ` and ${reuseFiles.mismatches.length - 3} more` : "";
-      const stopped = reuseFiles.mismatches.length >= MAX_MISMATCHES ? ` (after ${MAX_MISMATCHES} such bodies it lent nothing more)` : "";
-      warnings.push(`Did not reuse the earlier bodies of ${named}${more} from ${reuseFiles.archivePath}: the bytes there do not hash to what its manifest records; they were read afresh${stopped}.`);
-    }
     // The compressor's block buffers (~5 x 4 MiB) are garbage now: freed before verification reads it all back.
     collectGarbage();
     let verified = false;
@@ -242,12 +239,32 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       // integrity_check (this run, or the verified run whose own manifest vouched for the copied bytes) is not
       // checked twice, and a database body whose blocks were decoded and compared as they were written (or copied
       // by the sha256 that manifest records) is hashed as compressed bytes.
-      const checked = new Map(written.manifest.databases.flatMap((d) => (d.sha256 ? [[d.archivePath, d.sha256] as const] : [])));
-      const check = await verifyBackup(partialPath, { tempDir: stagingDir, runner, onProgress: options.onProgress, checkedDatabases: checked, prechecked: written.prechecked });
+      const verifyWritten = (): Promise<VerifyBackupResult> => {
+        const checked = new Map(written.manifest.databases.flatMap((d) => (d.sha256 ? [[d.archivePath, d.sha256] as const] : [])));
+        return verifyBackup(partialPath, { tempDir: stagingDir, runner, onProgress: options.onProgress, checkedDatabases: checked, prechecked: written.prechecked });
+      };
+      let check = await verifyWritten();
+      if (!check.ok && check.lentMismatch !== undefined && reuseFiles?.deferHashes) {
+        // A body lent unhashed by the earlier archive does not hash to its manifest's record (file-reuse.ts): this
+        // archive is written again, every lent body hashed before it is copied and the ones that do not match read
+        // afresh (named in a warning below).
+        fs.rmSync(partialPath, { force: true });
+        warnings.length = warningsBefore;
+        reuseFiles.checkEagerly();
+        written = await write();
+        reuseFiles.close();
+        check = await verifyWritten();
+      }
       if (!check.ok) {
         throw new OperationError("backup_verify_failed", `The new archive for ${label} failed verification (${check.problem}); it was not ${streaming ? "streamed (nothing was written to stdout)" : "published"}. Check the disk and retry.`, { path: output.archivePath });
       }
       verified = true;
+    }
+    if (reuseFiles && reuseFiles.mismatches.length > 0) {
+      const named = reuseFiles.mismatches.slice(0, 3).join(", ");
+      const more = reuseFiles.mismatches.length > 3 ? ` and ${reuseFiles.mismatches.length - 3} more` : "";
+      const stopped = reuseFiles.mismatches.length >= MAX_MISMATCHES ? ` (after ${MAX_MISMATCHES} such bodies it lent nothing more)` : "";
+      warnings.push(`Did not reuse the earlier bodies of ${named}${more} from ${reuseFiles.archivePath}: the bytes there do not hash to what its manifest records; they were read afresh${stopped}.`);
     }
     // Ctrl-C during the run: its cleanup is removing the staging dir; nothing gets published or streamed now.
     const interrupted = interruptSignal();

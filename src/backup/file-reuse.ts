@@ -11,6 +11,12 @@
 // the same asset source, with the same stamp and size, in a run that verified before publishing; the compressed
 // bytes at the recorded range must hash to the manifest's body record before they are used. Any doubt means the
 // file is read afresh, never a failed backup.
+//
+// Hashed once: when the new archive is verified before it is published (`deferHashes`), a held body is copied
+// unhashed and marked lent; the verify hashes the new archive's copy against the same manifest record, which
+// proves the same thing about the same bytes before anything trusts them. A lent body that does not hash fails
+// that verify as a LentBodyMismatch, and the caller writes the archive again with `checkEagerly()` (the hash here,
+// a fresh read of whatever does not match): a damaged earlier archive costs a second write, never a failed backup.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { archivePathInside } from "./manifest.js";
@@ -57,8 +63,11 @@ export function payloadStartHint(json: string | null): number | null {
   }
 }
 
-/** An unchanged file's earlier body, checked: in memory (`bytes`), or a range of the earlier archive hashed just now. */
-export type ReusedBody = { file: ManifestFile; stamp: ManifestFileStamp; sha256: string } & ({ bytes: Buffer } | { range: { archivePath: string; start: number; length: number } });
+/**
+ * An unchanged file's earlier body: in memory (`bytes`), or a range of the earlier archive hashed just now. `lent`:
+ * the bytes were not hashed here (deferred to the verify of the archive they are copied into).
+ */
+export type ReusedBody = { file: ManifestFile; stamp: ManifestFileStamp; sha256: string; lent?: boolean } & ({ bytes: Buffer } | { range: { archivePath: string; start: number; length: number } });
 
 export class PlainFileReuse {
   private readonly byPath = new Map<string, ManifestFile & Required<Pick<ManifestFile, "body" | "sourceState">>>();
@@ -67,6 +76,8 @@ export class PlainFileReuse {
   /** Files whose earlier body did not check out (each was read afresh): named in a warning by the caller. */
   readonly mismatches: string[] = [];
   reusedCount = 0;
+  /** Held bodies are copied unhashed, their check left to the verify that follows (see the file header). */
+  deferHashes = false;
 
   /**
    * `manifest` is the earlier archive's own (read from `archivePath`); `assets` are this run's: a file is only
@@ -120,6 +131,7 @@ export class PlainFileReuse {
           if (n === 0) break;
           done += n;
         }
+        if (done === length && this.deferHashes) return this.reused({ file: f, stamp: f.sourceState, sha256, bytes, lent: true });
         if (done === length && crypto.createHash("sha256").update(bytes).digest("hex") === sha256) return this.reused({ file: f, stamp: f.sourceState, sha256, bytes });
       } else {
         const read = sha256OfRange(fd, start, length);
@@ -135,6 +147,15 @@ export class PlainFileReuse {
   close(): void {
     if (typeof this.fd === "number") fs.closeSync(this.fd);
     this.fd = null;
+  }
+
+  /** For writing the archive again after a lent body failed its verify: every body is hashed before it is copied. */
+  checkEagerly(): void {
+    this.close();
+    this.fd = undefined;
+    this.deferHashes = false;
+    this.reusedCount = 0;
+    this.mismatches.length = 0;
   }
 
   private reused(body: ReusedBody): ReusedBody {

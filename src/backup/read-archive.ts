@@ -15,6 +15,16 @@ import { MANIFEST_NAME, type BackupManifest, type DatabaseRole, type ManifestDat
 /** Why an archive was refused: the message names the first problem found. */
 export class ArchiveProblem extends Error {}
 
+/** A lent body (PrecheckedRun.lent) whose bytes do not hash to the earlier archive's record: that archive lent bad bytes. */
+export class LentBodyMismatch extends ArchiveProblem {
+  constructor(
+    message: string,
+    readonly archivePath: string,
+  ) {
+    super(message);
+  }
+}
+
 /** Our layout's first rule failed: the archive may still be one of `openclaw backup create` (manifest last). */
 class FirstEntryNotManifest extends ArchiveProblem {}
 
@@ -117,6 +127,12 @@ export interface PrecheckedRun extends PrecheckedBody {
   contentSha256: string;
   /** The body starts with the SQLite header (decided where it was written). */
   sqlite: boolean;
+  /**
+   * Copied from an earlier archive without being hashed there: `segment.sha256` is that archive's manifest record,
+   * so this pass's hash is the one check of the lent bytes, and a mismatch is a LentBodyMismatch (the caller writes
+   * the archive again, checking lent bytes before it copies them).
+   */
+  lent?: boolean;
 }
 
 const keepOpen = { open: fs.open, read: fs.read, close: (_fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => callback(null) };
@@ -182,6 +198,7 @@ async function* decompressed(fd: number, decompressor: Decompressor, limit: () =
       }
       const read = sha256OfRange(fd, run.segment.start, run.segment.length);
       if (read.bytes !== run.segment.length || read.sha256 !== run.segment.sha256) {
+        if (run.lent) throw new LentBodyMismatch(`the compressed bytes of ${run.archivePath}, copied from an earlier archive, do not hash to what its manifest records`, run.archivePath);
         throw new ArchiveProblem(`the compressed bytes of ${run.archivePath} differ from the ones written (sha256 mismatch; the disk may be failing)`);
       }
       grow(run.length);

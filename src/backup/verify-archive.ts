@@ -6,7 +6,7 @@ import type { Readable } from "node:stream";
 import { SMALL_DATABASE_BYTES, SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkDatabaseSnapshot, describeDatabaseProblem, type CheckedDatabase } from "./db-check.js";
 import { FileWriterPool } from "./file-writer.js";
-import { ArchiveProblem, checkArchiveFile, readArchive, type ArchiveSink, type PrecheckedRun } from "./read-archive.js";
+import { ArchiveProblem, checkArchiveFile, LentBodyMismatch, readArchive, type ArchiveSink, type PrecheckedRun } from "./read-archive.js";
 import { withSpooledArchive, type SpoolOptions } from "./stdin-archive.js";
 import type { BackupManifest, ProgressCallback } from "./types.js";
 
@@ -38,6 +38,8 @@ export interface VerifyBackupResult {
   /** The first problem found (also problems[0]). */
   problem?: string;
   problems: string[];
+  /** The first problem is a lent body that did not hash (see PrecheckedRun.lent): its archive path. */
+  lentMismatch?: string;
   files: number;
   bytes: number;
   databases: CheckedDatabase[];
@@ -108,6 +110,7 @@ export async function verifyBackup(archivePath: string, options: VerifyBackupOpt
     if (!(error instanceof ArchiveProblem)) throw error;
     result.problem = error.message;
     result.problems = [error.message];
+    if (error instanceof LentBodyMismatch) result.lentMismatch = error.archivePath;
     // Let started checks finish before their files are removed with the temp dir.
     await Promise.allSettled(checks);
   } finally {

@@ -123,9 +123,9 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   const prechecked: Array<Promise<PrecheckedRun>> = [];
   const bodies: Array<Promise<void>> = [];
   let reusedFiles = 0;
-  const precheck = (file: ManifestFile, segment: Promise<WrittenSegment>, sqlite: boolean): void => {
+  const precheck = (file: ManifestFile, segment: Promise<WrittenSegment>, sqlite: boolean, lent = false): void => {
     if (!options.precheck) return;
-    const run = segment.then((s): PrecheckedRun => ({ prechecked: true, archivePath: file.archivePath, segment: s, length: Math.ceil(file.size / BLOCK) * BLOCK, contentSha256: file.sha256!, sqlite }));
+    const run = segment.then((s): PrecheckedRun => ({ prechecked: true, archivePath: file.archivePath, segment: s, length: Math.ceil(file.size / BLOCK) * BLOCK, contentSha256: file.sha256!, sqlite, ...(lent ? { lent } : {}) }));
     run.catch(() => undefined);
     prechecked.push(run);
   };
@@ -265,8 +265,10 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     );
   };
 
-  /** An unchanged plain file: its header, then the earlier archive's compressed body (checked by reuseFiles.take). */
+  /** An unchanged plain file: its header, then the earlier archive's compressed body (checked by reuseFiles.take, or lent: by the verify). */
   async function copyFileBody(entry: WalkFile, earlier: ReusedBody): Promise<void> {
+    // A lent body was not hashed when it was read: only the verify that follows may check it.
+    if (earlier.lent && !options.precheck) throw new Error(`internal: ${entry.archivePath} was lent unhashed to a run that does not verify`);
     const file: ManifestFile = { ...earlier.file };
     await compressor.write(encodeEntryHeader({ path: `${root}/${entry.archivePath}`, type: "File", size: file.size, mode: file.mode, mtime: new Date(file.mtimeMs) }));
     const segment = "bytes" in earlier ? compressor.insertSegment(earlier.bytes, earlier.sha256) : compressor.copySegment(earlier.range.archivePath, { ...earlier.range, sha256: earlier.sha256 });
@@ -275,7 +277,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     parts.files.push(file);
     bytesDone += file.size;
     progress(entry.archivePath);
-    precheck(file, segment, false);
+    precheck(file, segment, false, earlier.lent === true);
     recordBody(file, segment, earlier.stamp);
     reusedFiles += 1;
   }
