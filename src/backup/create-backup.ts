@@ -13,6 +13,7 @@ import { checkOutputLocation, checkOutputWritable, resolveArchiveOutput, resolve
 import { planAssets, type AssetPlan } from "./asset-plan.js";
 import { ARCHIVE_EXTENSIONS, sniffCompression, type Compression } from "./compression.js";
 import { MAX_MISMATCHES, payloadStartHint, PLAIN_SEGMENT_MIN, PlainFileReuse } from "./file-reuse.js";
+import { LentCopyMismatch } from "./parallel-compress.js";
 import { createPrivateStaging, type PrivateStaging } from "./private-temp.js";
 import { findReuseCandidates, type LedgerReuseRow, type ReuseRefusal, type ReuseRecord, type ReuseSearch } from "./snapshot-reuse.js";
 import { buildManifest, databaseRecord, summarizeManifest } from "./manifest.js";
@@ -183,7 +184,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
   let staging: PrivateStaging | undefined;
   let published = false;
   let streamed: CreateBackupResult["streamed"];
-  let reuseFiles: PlainFileReuse | null = null;
+  // Set by useReusable (a closure: typed wide so the checks below are not narrowed to the initial null).
+  let reuseFiles = null as PlainFileReuse | null;
   // What messages call the archive: its file, or the stream it goes to.
   const label = streaming ? "the archive for stdout" : output.archivePath;
   try {
@@ -196,21 +198,28 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
     warnings.push(...walk.warnings);
     const entries = archiveOrder(walk.entries);
     const assets = publicAssets(plan, walk);
-    const reusable: Reusable = options.reuse === false ? { search: { candidates: new Map(), refused: [] }, files: null, filesRefused: null } : await reusableParts(paths, output.compression, entries, assets, runner);
-    reuseFiles = reusable.files;
-    if (reuseFiles) reuseFiles.deferHashes = verify;
-    const search = reusable.search;
-    // A large database to snapshot: its worker starts now, beside the writer's set-up.
-    if (entries.some((e) => e.type === "file" && e.database && e.size >= SMALL_DATABASE_BYTES && !search.candidates.has(e.absPath))) runner.warm();
-    for (const r of search.refused) {
-      if (r.mismatch) warnings.push(`Did not reuse the earlier snapshot of ${r.path} from ${r.archivePath}: ${r.reason}; it was snapshotted afresh.`);
-    }
-    if (reusable.filesRefused) warnings.push(`Did not reuse ${reusable.filesRefused.path} from ${reusable.filesRefused.archivePath}: ${reusable.filesRefused.reason}; they were read afresh.`);
+    // When a verify follows, bytes lent by an earlier archive are hashed once, where they are copied or verified
+    // (file-reuse.ts, snapshot-reuse.ts); one that does not hash there makes the archive be written again with every
+    // lent body hashed before it is used (`lentHashes`, below), so a damaged earlier archive never fails the backup.
+    const warningsBefore = warnings.length;
+    let search: ReuseSearch = { candidates: new Map(), refused: [] };
+    const useReusable = async (deferHashes: boolean): Promise<void> => {
+      const reusable: Reusable = options.reuse === false ? { search: { candidates: new Map(), refused: [] }, files: null, filesRefused: null } : await reusableParts(paths, output.compression, entries, assets, runner, deferHashes);
+      reuseFiles = reusable.files;
+      search = reusable.search;
+      // A large database to snapshot: its worker starts now, beside the writer's set-up.
+      if (entries.some((e) => e.type === "file" && e.database && e.size >= SMALL_DATABASE_BYTES && !search.candidates.has(e.absPath))) runner.warm();
+      for (const r of search.refused) {
+        if (r.mismatch) warnings.push(`Did not reuse the earlier snapshot of ${r.path} from ${r.archivePath}: ${r.reason}; it was snapshotted afresh.`);
+      }
+      if (reusable.filesRefused) warnings.push(`Did not reuse ${reusable.filesRefused.path} from ${reusable.filesRefused.archivePath}: ${reusable.filesRefused.reason}; they were read afresh.`);
+    };
+    const deferred = verify && options.reuse !== false;
+    await useReusable(deferred);
     // Written and verified under a name of our own inside the staging dir; only a verified archive gets the final
     // name (a killed run leaves nothing there but the staging dir, which the next create sweeps).
     const partialName = streaming ? `${output.root}${ARCHIVE_EXTENSIONS[output.compression]}` : path.basename(output.archivePath);
     const partialPath = path.join(stagingDir, `${partialName}${PARTIAL_SUFFIX}`);
-    const warningsBefore = warnings.length;
     const staged = stagingDir;
     const write = (): Promise<WriteArchiveResult> => writeArchive({
       archivePath: partialPath,
@@ -229,7 +238,23 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
         return manifestFrom(walk, { ...parts, skipped: [...plan.skipped, ...setAsideSkipped, ...walk.skipped, ...parts.skipped] });
       },
     });
-    let written = await write();
+    /** Writes the archive again, every lent body hashed before it is used (the ones that do not match: read or snapshotted afresh). */
+    const lentHashes = async (): Promise<WriteArchiveResult> => {
+      fs.rmSync(partialPath, { force: true });
+      reuseFiles?.close();
+      warnings.length = warningsBefore;
+      await useReusable(false);
+      const again = await write();
+      reuseFiles?.close();
+      return again;
+    };
+    let written: WriteArchiveResult;
+    try {
+      written = await write();
+    } catch (error) {
+      if (!(deferred && error instanceof LentCopyMismatch)) throw error;
+      written = await lentHashes();
+    }
     reuseFiles?.close();
     // The compressor's block buffers (~5 x 4 MiB) are garbage now: freed before verification reads it all back.
     collectGarbage();
@@ -245,14 +270,8 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       };
       let check = await verifyWritten();
       if (!check.ok && check.lentMismatch !== undefined && reuseFiles?.deferHashes) {
-        // A body lent unhashed by the earlier archive does not hash to its manifest's record (file-reuse.ts): this
-        // archive is written again, every lent body hashed before it is copied and the ones that do not match read
-        // afresh (named in a warning below).
-        fs.rmSync(partialPath, { force: true });
-        warnings.length = warningsBefore;
-        reuseFiles.checkEagerly();
-        written = await write();
-        reuseFiles.close();
+        // A plain file's body lent unhashed does not hash to the earlier manifest's record (file-reuse.ts).
+        written = await lentHashes();
         check = await verifyWritten();
       }
       if (!check.ok) {
@@ -321,7 +340,7 @@ interface Reusable {
  * the newest one holds: the backup_runs ledger says where to look, the archive's own manifest decides
  * (findReuseCandidates, PlainFileReuse). Any doubt means a fresh read: nothing here can fail the backup.
  */
-async function reusableParts(paths: StatePaths, compression: Compression, entries: readonly WalkEntry[], assets: BackupAsset[], runner: SqliteJobRunner): Promise<Reusable> {
+async function reusableParts(paths: StatePaths, compression: Compression, entries: readonly WalkEntry[], assets: BackupAsset[], runner: SqliteJobRunner, deferHashes: boolean): Promise<Reusable> {
   const none: Reusable = { search: { candidates: new Map(), refused: [] }, files: null, filesRefused: null };
   const databases = entries.flatMap((e) => (e.type === "file" && e.database ? [{ absPath: e.absPath, archivePath: e.archivePath, role: e.database.role, agentId: e.database.agentId }] : []));
   const plainFiles = entries.some((e) => e.type === "file" && !e.database && e.size >= PLAIN_SEGMENT_MIN);
@@ -354,6 +373,7 @@ async function reusableParts(paths: StatePaths, compression: Compression, entrie
       const archivePath = row.archivePath;
       try {
         out.files = new PlainFileReuse(archivePath, payloadStartHint(row.manifestJson)!, await readManifest(archivePath), compression, assets);
+        out.files.deferHashes = deferHashes;
       } catch (error) {
         out.filesRefused = { path: "the bodies of unchanged files", archivePath, reason: `its manifest cannot be read (${describeError(error)})`, mismatch: true };
       }
@@ -361,7 +381,7 @@ async function reusableParts(paths: StatePaths, compression: Compression, entrie
   }
   if (databases.length > 0) {
     try {
-      out.search = await findReuseCandidates(rows, compression, databases, readManifest);
+      out.search = await findReuseCandidates(rows, compression, databases, readManifest, deferHashes);
     } catch {
       // none
     }

@@ -15,8 +15,8 @@
 // Hashed once: when the new archive is verified before it is published (`deferHashes`), a held body is copied
 // unhashed and marked lent; the verify hashes the new archive's copy against the same manifest record, which
 // proves the same thing about the same bytes before anything trusts them. A lent body that does not hash fails
-// that verify as a LentBodyMismatch, and the caller writes the archive again with `checkEagerly()` (the hash here,
-// a fresh read of whatever does not match): a damaged earlier archive costs a second write, never a failed backup.
+// that verify as a LentBodyMismatch, and the caller writes the archive again with a new PlainFileReuse that hashes
+// here (a fresh read of whatever does not match): a damaged earlier archive costs a second write, never a failed backup.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { archivePathInside } from "./manifest.js";
@@ -147,15 +147,6 @@ export class PlainFileReuse {
   close(): void {
     if (typeof this.fd === "number") fs.closeSync(this.fd);
     this.fd = null;
-  }
-
-  /** For writing the archive again after a lent body failed its verify: every body is hashed before it is copied. */
-  checkEagerly(): void {
-    this.close();
-    this.fd = undefined;
-    this.deferHashes = false;
-    this.reusedCount = 0;
-    this.mismatches.length = 0;
   }
 
   private reused(body: ReusedBody): ReusedBody {

@@ -35,6 +35,13 @@ export interface WrittenSegment {
 }
 
 const COPY_CHUNK = 1024 * 1024;
+/** A lent body (ReuseCandidate.lent) whose bytes did not hash to the earlier manifest's record while they were copied. */
+export class LentCopyMismatch extends OperationError {
+  constructor(source: string) {
+    super("reuse_mismatch", `The bytes ${source} lent do not hash to what its manifest records; no archive was written.`, { path: source });
+  }
+}
+
 /**
  * Blocks up to this size are compressed on the calling thread: a plain file's body of its own (write-archive.ts) as a
  * pool job each made a fresh create ~1 CPU-s slower on 1,500 files of 43 KB; inline it is on a par with 4 MiB blocks.
@@ -131,8 +138,9 @@ export class ParallelCompressor {
   /**
    * Copies `source`'s compressed bytes [start, start+length) as a segment of their own. The bytes must hash to
    * `sha256` (what was recorded when they were first written); otherwise the write fails and nothing is reused.
+   * `lent`: the bytes were not hashed before (snapshot-reuse.ts), so a mismatch is a LentCopyMismatch.
    */
-  copySegment(source: string, from: WrittenSegment): Promise<WrittenSegment> {
+  copySegment(source: string, from: WrittenSegment, lent = false): Promise<WrittenSegment> {
     this.cut();
     let result!: WrittenSegment;
     return this.enqueue(async () => {
@@ -154,6 +162,7 @@ export class ParallelCompressor {
         }
         const sha256 = hash.digest("hex");
         if (done !== from.length || sha256 !== from.sha256) {
+          if (lent) throw new LentCopyMismatch(source);
           throw new OperationError("reuse_mismatch", `The reused bytes of ${source} changed while they were copied (sha256 mismatch); no archive was written. Run the backup again.`, { path: source });
         }
         result = { start, length: done, sha256 };

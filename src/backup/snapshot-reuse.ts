@@ -149,8 +149,13 @@ export interface ReuseWanted {
 export interface ReuseCandidate {
   /** The earlier archive the bytes are copied from. */
   archivePath: string;
-  /** Its segment carries the sha256 computed here, from the bytes as they were read. */
+  /** Its segment carries the sha256 computed here, from the bytes as they were read (lent: the manifest's record). */
   snapshot: ReusableSnapshot;
+  /**
+   * Not hashed here: the copy hashes the bytes as it writes them (ParallelCompressor.copySegment) and a mismatch is
+   * a LentCopyMismatch, after which the caller searches again with the hashes taken here.
+   */
+  lent?: boolean;
 }
 
 /** A ledger pointer that did not check out: the database is snapshotted afresh. */
@@ -185,6 +190,7 @@ export async function findReuseCandidates(
   compression: Compression,
   databases: readonly ReuseWanted[],
   readManifest: (archivePath: string) => Promise<BackupManifest> = (p) => readArchiveManifest(p),
+  deferHashes = false,
 ): Promise<ReuseSearch> {
   const wanted = new Map(databases.map((d) => [d.archivePath, { ...d, now: sourceFingerprint(d.absPath), byteChecks: 0 }]));
   const candidates = new Map<string, ReuseCandidate>();
@@ -257,6 +263,14 @@ export async function findReuseCandidates(
       }
       if (hint.length !== db.body.length) {
         refuse(want, hint.archivePath, `the ledger's byte range is ${hint.length} bytes long but the manifest's body is ${db.body.length}`, true);
+        continue;
+      }
+      if (deferHashes) {
+        candidates.set(want.absPath, {
+          archivePath: hint.archivePath,
+          snapshot: { sourcePath: want.absPath, fingerprint: want.now, segment: { start: hint.start, length: hint.length, sha256: db.body.sha256 }, file, database: db },
+          lent: true,
+        });
         continue;
       }
       if (want.byteChecks >= MAX_BYTE_CHECKS) continue;

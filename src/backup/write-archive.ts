@@ -243,7 +243,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     const { snapshot } = candidate;
     options.onProgress?.({ phase: "archive", bytesDone, bytesTotal, path: `${entry.archivePath} (unchanged, reused)` });
     await compressor.write(encodeEntryHeader({ path: `${root}/${entry.archivePath}`, type: "File", size: snapshot.file.size, mode: snapshot.file.mode, mtime: new Date(snapshot.file.mtimeMs) }));
-    const segment = compressor.copySegment(candidate.archivePath, snapshot.segment);
+    const segment = compressor.copySegment(candidate.archivePath, snapshot.segment, candidate.lent === true);
     segment.catch(() => undefined);
     bytesDone += entry.size;
     // The earlier manifest's record (checked to name this very database), body and source state included: the bytes are the same.
@@ -416,6 +416,8 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     if (!published) {
       await out.close().catch(() => undefined);
       fs.rmSync(temp, { force: true });
+      // Look-ahead snapshots not yet written (settled above): a caller may write the archive again in this staging dir.
+      for (const snap of snapshots.values()) fs.rmSync(snap.file, { force: true });
     }
   }
 }
