@@ -123,6 +123,12 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   const prechecked: Array<Promise<PrecheckedRun>> = [];
   const bodies: Array<Promise<void>> = [];
   let reusedFiles = 0;
+  // Promises derived from a segment: awaited only once the whole tar is written, so a failed write must not leave
+  // them rejected and unhandled (the failure itself surfaces from the write).
+  const kept = <T>(p: Promise<T>): Promise<T> => {
+    p.catch(() => undefined);
+    return p;
+  };
   const precheck = (file: ManifestFile, segment: Promise<WrittenSegment>, sqlite: boolean, lent = false): void => {
     if (!options.precheck) return;
     const run = segment.then((s): PrecheckedRun => ({ prechecked: true, archivePath: file.archivePath, segment: s, length: Math.ceil(file.size / BLOCK) * BLOCK, contentSha256: file.sha256!, sqlite, ...(lent ? { lent } : {}) }));
@@ -252,16 +258,18 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
     parts.databases.push(database);
     precheck(snapshot.file, segment, true);
     reused.push(entry.absPath);
-    reusable.push(segment.then((s) => ({ ...snapshot, sourcePath: entry.absPath, database, segment: s })));
+    reusable.push(kept(segment.then((s) => ({ ...snapshot, sourcePath: entry.absPath, database, segment: s }))));
   }
 
   /** Records a plain file's body and stamp in its manifest entry once the segment is written (the manifest is built after). */
   const recordBody = (file: ManifestFile, segment: Promise<WrittenSegment>, stamp: ManifestFileStamp): void => {
     bodies.push(
-      segment.then((s) => {
-        file.body = { compression, offset: s.start, length: s.length, sha256: s.sha256 };
-        file.sourceState = stamp;
-      }),
+      kept(
+        segment.then((s) => {
+          file.body = { compression, offset: s.start, length: s.length, sha256: s.sha256 };
+          file.sourceState = stamp;
+        }),
+      ),
     );
   };
 
@@ -354,11 +362,13 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
         // The archive's own manifest is what a later run checks before copying this body (see snapshot-reuse.ts):
         // the compressed bytes' sha256 and the live database's state, both known before the manifest is built.
         reusable.push(
-          written.segment.then((segment) => {
-            database.body = { compression, length: segment.length, sha256: segment.sha256 };
-            database.sourceState = fingerprint;
-            return { sourcePath: entry.absPath, fingerprint, segment, file, database };
-          }),
+          kept(
+            written.segment.then((segment) => {
+              database.body = { compression, length: segment.length, sha256: segment.sha256 };
+              database.sourceState = fingerprint;
+              return { sourcePath: entry.absPath, fingerprint, segment, file, database };
+            }),
+          ),
         );
       }
     }
