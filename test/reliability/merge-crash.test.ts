@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { prng } from "../../bench/legacy-corpus.mjs";
 import { runAndKill } from "../helpers/crash.js";
-import { makeTempState, runBin, type TempState } from "../helpers/temp-state.js";
+import { makeTempDir, makeTempState, runBin, type TempState } from "../helpers/temp-state.js";
 
 const KILLS = Number(process.env.RELIABILITY_MERGE_KILLS ?? 8);
 const NEW_SESSIONS = 150;
@@ -62,7 +62,11 @@ function eventIds(state: TempState): Record<string, string[]> {
 function assertWhole(state: TempState, context: string): void {
   // better-sqlite3's SQLite, not the system sqlite3: 9.6's CHECKs use octet_length(), which Debian's 3.40 lacks.
   for (const file of ["state/openclaw.sqlite", "agents/main/agent/openclaw-agent.sqlite"]) {
-    const db = new Database(path.join(state.stateDir, file), { readonly: true });
+    // Checked on a copy (the file and its -wal): after a SIGKILL the WAL may need recovery, which a read-only
+    // connection cannot run ("attempt to write a readonly database"), and the live files stay as the kill left them.
+    const copy = path.join(makeTempDir("ocs-merge-check-"), path.basename(file));
+    for (const suffix of ["", "-wal"]) if (fs.existsSync(path.join(state.stateDir, file + suffix))) fs.copyFileSync(path.join(state.stateDir, file + suffix), copy + suffix);
+    const db = new Database(copy);
     try {
       expect(db.pragma("integrity_check", { simple: true }), `${file} ${context}`).toBe("ok");
       expect(db.pragma("foreign_key_check"), `${file} ${context}`).toEqual([]);
