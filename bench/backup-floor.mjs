@@ -10,10 +10,15 @@
 //
 // create: VACUUM INTO of each database; integrity_check of each snapshot; read + compress of the tree the archive
 // holds (the snapshots and every plain file); sha256 of that content; read-back (decode of the compressed output +
-// sha256). check: integrity_check of every *.sqlite file under a directory (the restore floor's database part).
+// sha256). check: integrity_check of every *.sqlite file under a directory and the sha256 of every file's bytes (the
+// restore floor's checks: the verified restore floor of issue 26's table includes the hash). decode: the tool's codec
+// (node:zlib, streaming, 1 MiB output chunks like src/backup/compression.ts) decoding an archive, output discarded —
+// the restore floor with the tool's own codec instead of the zstd/gzip CLI's.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import zlib from "node:zlib";
 import Database from "better-sqlite3";
 
@@ -144,14 +149,44 @@ function create(planFile) {
 
 function check(dir) {
   const dbs = [];
+  const files = [];
   for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (e.isFile() && e.name.endsWith(".sqlite")) dbs.push(path.join(e.parentPath ?? e.path, e.name));
+    if (!e.isFile()) continue;
+    const file = path.join(e.parentPath ?? e.path, e.name);
+    files.push(file);
+    if (e.name.endsWith(".sqlite")) dbs.push(file);
   }
   if (dbs.length === 0) throw new Error(`no databases under ${dir}`);
-  return { integrityCheck: measure(() => dbs.forEach(integrityCheck)) };
+  // Only the hashing is metered: a restore hashes bytes it already holds (decoded), it does not read them back.
+  const hashM = new Meter();
+  const buf = Buffer.allocUnsafeSlow(READ);
+  for (const file of files) {
+    const hash = crypto.createHash("sha256");
+    const fd = fs.openSync(file, "r");
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, READ, null);
+      if (n === 0) break;
+      hashM.run(() => hash.update(buf.subarray(0, n)));
+    }
+    fs.closeSync(fd);
+    hashM.run(() => hash.digest());
+  }
+  return { integrityCheck: measure(() => dbs.forEach(integrityCheck)), sha256: hashM.value };
 }
 
-const [mode, arg] = process.argv.slice(2);
-const components = mode === "create" ? create(arg) : mode === "check" ? check(arg) : null;
-if (!components) throw new Error("usage: backup-floor.mjs create <plan.json> | check <dir>");
+/** The archive decoded by node:zlib the way the tool streams it (1 MiB reads and output chunks); output discarded. */
+async function decode(archive, compression) {
+  const decoder = compression === "zstd" ? zlib.createZstdDecompress({ chunkSize: READ }) : zlib.createGunzip({ chunkSize: READ });
+  const c0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  let bytes = 0;
+  await pipeline(fs.createReadStream(archive, { highWaterMark: READ }), decoder, new Writable({ write: (chunk, _e, done) => ((bytes += chunk.length), done()) }));
+  const c = process.cpuUsage(c0);
+  if (bytes === 0) throw new Error(`${archive}: decoded to nothing`);
+  return { decode: { cpu: (c.user + c.system) / 1e6, wall: Number(process.hrtime.bigint() - t0) / 1e9 } };
+}
+
+const [mode, arg, arg2] = process.argv.slice(2);
+const components = mode === "create" ? create(arg) : mode === "check" ? check(arg) : mode === "decode" ? await decode(arg, arg2) : null;
+if (!components) throw new Error("usage: backup-floor.mjs create <plan.json> | check <dir> | decode <archive> zstd|gzip");
 process.stdout.write(`${JSON.stringify({ components })}\n`);
