@@ -1,0 +1,65 @@
+// End to end: the real binary restarts `backup create` (same pid) with the semi-space flag where Node has process.execve.
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { REEXEC_FLAGS } from "../../src/cli/plan-reexec.js";
+import { addSessions, agentDb, seedState } from "../helpers/backup-state.js";
+import { makeTempState, runBin } from "../helpers/temp-state.js";
+
+const canExecve = typeof (process as { execve?: unknown }).execve === "function";
+
+interface Start {
+  pid: number;
+  execArgv: string[];
+}
+
+/** Runs the binary with a preloaded hook that logs each start of its main thread (pid and Node flags). */
+async function runLogged(args: string[], env: NodeJS.ProcessEnv, dir: string) {
+  const hook = path.join(dir, "log-start.mjs");
+  const log = path.join(dir, `starts-${Math.random().toString(36).slice(2)}.jsonl`);
+  fs.writeFileSync(
+    hook,
+    'import fs from "node:fs";\nimport { isMainThread } from "node:worker_threads";\nif (isMainThread) fs.appendFileSync(process.env.START_LOG, JSON.stringify({ pid: process.pid, execArgv: process.execArgv }) + "\\n");\n',
+  );
+  const run = await runBin(args, { ...env, START_LOG: log, NODE_OPTIONS: `--import ${JSON.stringify(hook).slice(1, -1)}` });
+  const starts = fs.readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Start);
+  return { run, starts };
+}
+
+describe("bin/openclaw-state.js restart for backup create", () => {
+  it("backup create runs in a restarted image of the same process with the flag, and its worker starts without it", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    // Over 4 MiB: the snapshot and its check go to a worker thread (smaller jobs run inline).
+    addSessions(agentDb(state), 1000, 300, 200);
+    expect(fs.statSync(agentDb(state)).size).toBeGreaterThan(4 * 1024 * 1024);
+    const { run, starts } = await runLogged(["backup", "create", "--output", `${state.root}/out/`, "--json"], state.env, state.root);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, status: "completed", verified: true });
+    if (canExecve) {
+      expect(starts).toHaveLength(2);
+      expect(starts[1]!.pid).toBe(starts[0]!.pid);
+      expect(starts[0]!.execArgv).not.toEqual(expect.arrayContaining([...REEXEC_FLAGS]));
+      expect(starts[1]!.execArgv).toEqual(expect.arrayContaining([...REEXEC_FLAGS]));
+    } else {
+      expect(starts).toHaveLength(1);
+    }
+  }, 120_000);
+
+  it("other commands, OPENCLAW_STATE_REEXEC=0 and a failing create keep their exit codes and run where they started", async () => {
+    const state = makeTempState("legacy-state");
+    seedState(state);
+    const list = await runLogged(["backup", "list", "--json"], state.env, state.root);
+    expect(list.run.code, list.run.stderr).toBe(0);
+    expect(list.starts).toHaveLength(1);
+
+    const off = await runLogged(["backup", "create", "--output", `${state.root}/out/`, "--json"], { ...state.env, OPENCLAW_STATE_REEXEC: "0" }, state.root);
+    expect(off.run.code, off.run.stderr).toBe(0);
+    expect(off.starts).toHaveLength(1);
+
+    const missing = await runLogged(["backup", "create", "--json"], { ...state.env, OPENCLAW_STATE_DIR: path.join(state.root, "nowhere") }, state.root);
+    expect(missing.run.code).toBe(1);
+    expect(JSON.parse(missing.run.stdout)).toMatchObject({ ok: false, error: { code: "no_state" } });
+    expect(missing.starts).toHaveLength(canExecve ? 2 : 1);
+  }, 120_000);
+});

@@ -1,0 +1,33 @@
+// The binary's restart decision: which commands restart with which Node flags, and when they never do.
+import { describe, expect, it } from "vitest";
+import { planReexec, REEXEC_FLAGS, REEXEC_MARKER } from "../../src/cli/plan-reexec.js";
+
+const base = { execArgv: [] as string[], env: { PATH: "/bin" } as NodeJS.ProcessEnv, canExecve: true };
+
+describe("planReexec", () => {
+  it("restarts backup create with the semi-space flag after the host's flags, and marks the new environment", () => {
+    const plan = planReexec({ ...base, execArgv: ["--max-old-space-size=300"], argv: ["backup", "create", "--output", "/tmp/x/"] });
+    expect(plan).toEqual({ execArgv: ["--max-old-space-size=300", ...REEXEC_FLAGS], env: { PATH: "/bin", [REEXEC_MARKER]: "1" } });
+  });
+
+  it("finds the command behind the global options", () => {
+    expect(planReexec({ ...base, argv: ["--json", "-q", "backup", "create"] })).not.toBeNull();
+  });
+
+  it("leaves every other command where it started", () => {
+    for (const argv of [["backup", "restore", "a.tar.zst"], ["backup", "verify", "create"], ["doctor", "--fix"], ["backup"], [], ["sessions", "list"]]) {
+      expect(planReexec({ ...base, argv })).toBeNull();
+    }
+  });
+
+  it("never restarts twice, nor when switched off, nor without process.execve", () => {
+    const argv = ["backup", "create"];
+    expect(planReexec({ ...base, argv, env: { [REEXEC_MARKER]: "1" } })).toBeNull();
+    expect(planReexec({ ...base, argv, env: { OPENCLAW_STATE_REEXEC: "0" } })).toBeNull();
+    expect(planReexec({ ...base, argv, canExecve: false })).toBeNull();
+  });
+
+  it("keeps a young-generation size the host chose", () => {
+    expect(planReexec({ ...base, argv: ["backup", "create"], execArgv: ["--max-semi-space-size=64"] })).toBeNull();
+  });
+});
