@@ -10,7 +10,8 @@
 //   under migrated/<run id>/ (issue 26's full size: 329 / 3019 / 224).
 // Each side runs in the same process run, alternating which goes first, BENCH_ROUNDS (default 3; BENCH_BACKUP_REPEAT
 // is an alias) rounds, medians; the tool's CPU-seconds (user + system of the child and its children) and wall, and
-// its peak RSS; the tool runs through bin/openclaw-state.js, as operators run it (a restart it makes is counted). The floor (bench/backup-floor.mjs, the tool's own better-sqlite3 and codec, in-process):
+// its peak RSS; the tool runs through bin/openclaw-state.js, as operators run it (a restart it makes is counted).
+// The floor (bench/backup-floor.mjs, the tool's own better-sqlite3 and codec, in-process):
 // create = VACUUM INTO of each DB + integrity_check of the snapshots + read + compress of the archived tree + sha256
 // of it + read-back (decode + sha256); restore = `tar -xf` of the tool's archive (`--zstd` / `-z`, whichever codec
 // it has) + integrity_check of each DB + sha256 of the content (issue 26's table counts it in the verified restore
