@@ -35,6 +35,8 @@ describe("bin/openclaw-state.js restart for backup create", () => {
     expect(fs.statSync(agentDb(state)).size).toBeGreaterThan(4 * 1024 * 1024);
     const { run, starts } = await runLogged(["backup", "create", "--output", `${state.root}/out/`, "--json"], state.env, state.root);
     expect(run.code, run.stderr).toBe(0);
+    // Nothing on stderr: the restart itself prints nothing (no warning from process.execve).
+    expect(run.stderr).toBe("");
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, status: "completed", verified: true });
     if (canExecve) {
       expect(starts).toHaveLength(2);
