@@ -408,6 +408,7 @@ async function main() {
   };
   const notes = [];
   if (!setup.haveRestic) notes.push("restic rows skipped: restic is not installed (apt-get install restic)");
+  if (!fs.existsSync(path.join(dist, "..", "bin", "openclaw-state.js"))) notes.push(`no bin/ beside ${dist}: the tool ran in-process through its run-cli.js (no restart); copy bin/ beside it to measure it as operators run it`);
   if (!setup.haveTarCodec) notes.push("tar baselines and restore floor skipped: GNU tar --zstd needs the zstd CLI (apt-get install zstd)");
 
   const rssLimit = 200 * 1024 * 1024;
