@@ -99,9 +99,7 @@ async function loadLease(): Promise<typeof import("../state/lease.js") & typeof 
  * through a symlink, nor a FIFO or device at the path: that throws, and the callers treat it as a DB that does not open.
  */
 async function openLease(paths: StatePaths, mode: "read" | "write"): Promise<LeaseDatabase & { close(): void }> {
-  const { leasePathProblem, openRawLeaseDatabase } = await loadLease();
-  const problem = leasePathProblem(paths);
-  if (problem) throw new Error(problem);
+  const { openRawLeaseDatabase } = await loadLease();
   const raw = openRawLeaseDatabase(paths, mode);
   if (raw) return raw;
   const { openLeaseDatabase } = await import("../state/open-lease-database.js");

@@ -131,9 +131,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
   };
   const precheck = (file: ManifestFile, segment: Promise<WrittenSegment>, sqlite: boolean, lent = false): void => {
     if (!options.precheck) return;
-    const run = segment.then((s): PrecheckedRun => ({ prechecked: true, archivePath: file.archivePath, segment: s, length: Math.ceil(file.size / BLOCK) * BLOCK, contentSha256: file.sha256!, sqlite, ...(lent ? { lent } : {}) }));
-    run.catch(() => undefined);
-    prechecked.push(run);
+    prechecked.push(kept(segment.then((s): PrecheckedRun => ({ prechecked: true, archivePath: file.archivePath, segment: s, length: Math.ceil(file.size / BLOCK) * BLOCK, contentSha256: file.sha256!, sqlite, ...(lent ? { lent } : {}) }))));
   };
 
   // Snapshots run on the worker one database ahead of the compressor. A database streams as soon as its

@@ -169,4 +169,3 @@ export function databasePathProblem(root: string | undefined, file: string): str
   }
   return null;
 }
-

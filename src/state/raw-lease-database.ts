@@ -37,22 +37,18 @@ export class RawLeaseDatabase implements LeaseDatabase {
 }
 
 /**
- * Why the global DB must not be opened for its lease (a symlink at or on the way to it, which could lead out of the
- * state dir, or a FIFO or device), or null. Missing is not a problem here: the caller decides what that means.
- */
-export function leasePathProblem(paths: StatePaths): string | null {
-  return databasePathProblem(paths.stateDir, paths.globalDbPath);
-}
-
-/**
  * The existing global DB for its lease rows, without the storage core: only for the plain case — a regular, writable
  * file that opens and already has state_leases. Null for anything else (missing, unopenable, read-only location, no
  * state_leases yet), where the caller goes through the storage core (open-lease-database.ts), whose open reports or
  * handles those cases as before. Nothing is changed at open: no journal mode, no schema (the file is about to be
- * replaced and kept as it was). Callers check leasePathProblem first.
+ * replaced and kept as it was). A symlink at or on the way to the file (it could lead out of the state dir), or a
+ * FIFO or device there, is never opened: that throws, its message the reason (databasePathProblem, the storage
+ * core's own rule).
  */
 export function openRawLeaseDatabase(paths: StatePaths, mode: "read" | "write"): RawLeaseDatabase | null {
   const file = paths.globalDbPath;
+  const problem = databasePathProblem(paths.stateDir, file);
+  if (problem) throw new Error(problem);
   if (!fs.existsSync(file) || unwritableReason(file) !== null) return null;
   let handle: Database.Database | undefined;
   try {

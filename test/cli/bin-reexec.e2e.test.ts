@@ -27,7 +27,7 @@ async function runLogged(args: string[], env: NodeJS.ProcessEnv, dir: string) {
 }
 
 describe("bin/openclaw-state.js restart for backup create", () => {
-  it("backup create runs in a restarted image of the same process with the flag, and its worker starts without it", async () => {
+  it("backup create runs in a restarted image of the same process with the flag, and completes with its snapshot on a worker", async () => {
     const state = makeTempState("legacy-state");
     seedState(state);
     // Over 4 MiB: the snapshot and its check go to a worker thread (smaller jobs run inline).
