@@ -7,7 +7,8 @@ import { readBackupRuns } from "./backup-runs.js";
 import { isOpenclawStateError } from "../core/errors.js";
 import { ARCHIVE_NAME_PATTERN, sniffCompression, type Compression } from "./compression.js";
 import { scanPreRestoreCopies, type PreRestoreCopy } from "./pre-restore-copies.js";
-import { ArchiveProblem, readArchiveManifest } from "./read-archive.js";
+import { ArchiveProblem } from "./archive-source.js";
+import { readArchiveManifest } from "./read-archive.js";
 import { BACKUP_PURPOSES, type BackupManifest } from "./types.js";
 import { archiveIdOf, assignShortIds } from "./archive-id.js";
 

@@ -6,7 +6,8 @@ import type { Readable } from "node:stream";
 import { SMALL_DATABASE_BYTES, SqliteJobRunner } from "../state/sqlite-jobs.js";
 import { checkDatabaseSnapshot, describeDatabaseProblem, type CheckedDatabase } from "./db-check.js";
 import { FileWriterPool } from "./file-writer.js";
-import { ArchiveProblem, checkArchiveFile, LentBodyMismatch, readArchive, type ArchiveSink, type PrecheckedRun } from "./read-archive.js";
+import { ArchiveProblem, checkArchiveFile, LentBodyMismatch, type PrecheckedRun } from "./archive-source.js";
+import { readArchive, type ArchiveSink } from "./read-archive.js";
 import { withSpooledArchive, type SpoolOptions } from "./stdin-archive.js";
 import type { BackupManifest, ProgressCallback } from "./types.js";
 

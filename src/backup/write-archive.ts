@@ -23,7 +23,7 @@ import { isVanished, type WalkEntry, type WalkFile } from "./walk-assets.js";
 import { writeFully } from "./file-writer.js";
 import { PLAIN_SEGMENT_MIN, stableStamp, type PlainFileReuse, type ReusedBody } from "./file-reuse.js";
 import { headFiller, headReserve, moveRange } from "./head-region.js";
-import type { PrecheckedRun } from "./read-archive.js";
+import type { PrecheckedRun } from "./archive-source.js";
 
 const SQLITE_HEADER = Buffer.from("SQLite format 3\u0000", "latin1");
 

@@ -9,7 +9,7 @@ import { createBackup } from "../../src/backup/create-backup.js";
 import { buildManifest } from "../../src/backup/manifest.js";
 import { ParallelCompressor } from "../../src/backup/parallel-compress.js";
 import { planAssets } from "../../src/backup/asset-plan.js";
-import type { PrecheckedRun } from "../../src/backup/read-archive.js";
+import type { PrecheckedRun } from "../../src/backup/archive-source.js";
 import { verifyBackup } from "../../src/backup/verify-archive.js";
 import { archiveOrder, walkAssets } from "../../src/backup/walk-assets.js";
 import { writeArchive, type WriteArchiveResult } from "../../src/backup/write-archive.js";

@@ -14,13 +14,13 @@ const yes = async (): Promise<boolean> => true;
 const sha = (file: string): string => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 
 describe("restore's state lease", () => {
-  it("loads neither kysely nor the storage core on its way: restore-backup.ts and the lease modules it imports in place", () => {
+  it("loads neither kysely nor the storage core on its way: restore-backup.ts, restore-lease.ts and the lease modules it imports in place", () => {
     const src = path.join(repoRoot, "src");
-    const restore = fs.readFileSync(path.join(src, "backup", "restore-backup.ts"), "utf8");
+    const restore = fs.readFileSync(path.join(src, "backup", "restore-lease.ts"), "utf8");
     expect(restore).toContain('import("../state/lease.js")');
     expect(restore).toContain('import("../state/raw-lease-database.js")');
     const graph = new Set<string>();
-    for (const entry of [path.join(src, "backup", "restore-backup.ts"), path.join(src, "state", "lease.ts"), path.join(src, "state", "raw-lease-database.ts")]) {
+    for (const entry of [path.join(src, "backup", "restore-backup.ts"), path.join(src, "backup", "restore-lease.ts"), path.join(src, "state", "lease.ts"), path.join(src, "state", "raw-lease-database.ts")]) {
       for (const m of staticGraph(entry)) graph.add(m);
     }
     expect(graph.has("better-sqlite3")).toBe(true);
