@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import { pipeline } from "node:stream";
 import { describeError, NotFoundError, OperationError, UsageError } from "../core/errors.js";
-import { decodeSmallSync, MAGIC_BYTES, type Decompressor } from "./compression.js";
+import { decodeSmallSync, MAGIC_BYTES, releaseDecodedChunk, type Decompressor } from "./compression.js";
 import { sha256OfRange } from "./hash-range.js";
 import { ManifestProblem } from "./manifest.js";
 import { TarProblem, type PrecheckedBody } from "./tar-format.js";
@@ -100,7 +100,11 @@ async function* decodeRange(fd: number, decompressor: Decompressor, start: numbe
   const source = fs.createReadStream("", { fd, fs: keepOpen, start, end: end === undefined ? undefined : end - 1, highWaterMark: 1024 * 1024, autoClose: false });
   pipeline(source, inflater, () => undefined);
   try {
-    yield* inflater as AsyncIterable<Buffer>;
+    for await (const chunk of inflater as AsyncIterable<Buffer>) {
+      yield chunk;
+      // Asked for the next chunk, the pass is done with this one (what it keeps, it copies): its memory goes now.
+      releaseDecodedChunk(inflater, chunk);
+    }
   } finally {
     inflater.destroy();
     source.destroy();
@@ -129,6 +133,8 @@ function decodeGapSync(fd: number, decompressor: Decompressor, start: number, en
 /**
  * The decompressed stream, refused as soon as it grows past `limit()` bytes (decompression bombs never get far).
  * Pre-checked runs are checked by the sha256 of their compressed bytes and yielded as they are, not decoded.
+ * A yielded chunk's memory may be freed as soon as the consumer asks for the next one (releaseDecodedChunk): the
+ * consumer copies whatever it keeps longer (readTar's partial block, a file's first bytes, the manifest's body).
  */
 export async function* decompressed(fd: number, decompressor: Decompressor, limit: () => number, prechecked: readonly PrecheckedRun[], whole: boolean): AsyncGenerator<Buffer | PrecheckedRun> {
   let total = 0;

@@ -148,8 +148,11 @@ export function decompressorFor(magic: Buffer, archivePath: string): Decompresso
  * on a Node without zstd, or for a long read when asked) may accept any window zstd defines.
  */
 export function createDecompressor(compression: Compression, archivePath: string, options: DecodeOptions = {}): Duplex {
-  // 1 MiB output chunks: each chunk is one round trip to the libuv pool.
-  if (compression === "gzip") return zlib.createGunzip({ chunkSize: 1024 * 1024 });
+  if (compression === "gzip") {
+    const gunzip = zlib.createGunzip({ chunkSize: decodeChunk });
+    ownBuffers.set(gunzip, decodeChunk);
+    return gunzip;
+  }
   if (compression === "none") return new stream.PassThrough({ highWaterMark: 1024 * 1024 });
   const api = zstdApi();
   const mode = zstdCliMode();
@@ -161,10 +164,59 @@ export function createDecompressor(compression: Compression, archivePath: string
       { path: archivePath },
     );
   }
-  const decoder = child ?? api!.createZstdDecompress({ chunkSize: 1024 * 1024, params: { [ZSTD_D_WINDOW_LOG_MAX]: ZSTD_WINDOW_LOG_LIMIT } });
+  const decoder = child ?? api!.createZstdDecompress({ chunkSize: decodeChunk, params: { [ZSTD_D_WINDOW_LOG_MAX]: ZSTD_WINDOW_LOG_LIMIT } });
   // stream.compose: experimental in Node 20 (there at run time), stable from 22; Node 20's typings lack it.
   const compose = (stream as unknown as { compose(...streams: Duplex[]): Duplex }).compose;
-  return compose(new ZstdFrameWalker(archivePath), decoder);
+  const composed = compose(new ZstdFrameWalker(archivePath), decoder);
+  if (!child) ownBuffers.set(composed, decodeChunk);
+  return composed;
+}
+
+/** Output chunk of the streaming decoders: 1 MiB, each chunk one round trip to the libuv pool (setDecodeChunkForTests). */
+let decodeChunk = 1024 * 1024;
+
+/** Streams whose output chunks are slices of node:zlib's own output buffers (not the zstd CLI's, not a PassThrough's), with their size. */
+const ownBuffers = new WeakMap<Duplex, number>();
+
+const transfer = (ArrayBuffer.prototype as { transfer?: (this: ArrayBuffer, length?: number) => ArrayBuffer }).transfer;
+
+/**
+ * Frees the memory under `chunk` now rather than at V8's next full collection, when it is the last slice of one of
+ * `decoder`'s output buffers and the caller is done with every slice of that buffer; returns whether it did.
+ *
+ * node:zlib decodes into a fresh buffer of the stream's chunkSize and hands out slices of it; once a slice reaches
+ * the buffer's end it allocates the next one and never touches the old one again. Those buffers live outside V8's
+ * heap and were freed only by its collections, so a pass over an archive faulted in fresh memory for every MiB and
+ * kept V8 collecting (docs/performance.md, eleventh pass: decoding and hashing 168 MB took 0.74–0.84 CPU-s and peaked
+ * at 116–126 MiB; with the buffers released, 0.46–0.48 CPU-s and 87–88 MiB). Detaching the buffer
+ * (ArrayBuffer.prototype.transfer, Node 22+: a no-op before) frees it at once, so a caller must never release a
+ * chunk while anything still holds a slice of it: whoever keeps decoded bytes past the next read copies them.
+ */
+export function releaseDecodedChunk(decoder: Duplex, chunk: Buffer): boolean {
+  const size = ownBuffers.get(decoder);
+  if (!transfer || size === undefined) return false;
+  const buffer = chunk.buffer as ArrayBuffer;
+  // Only a buffer of the decoder's own size can be one of its buffers; Buffer's shared pool is never released.
+  if (buffer.byteLength !== size || buffer.byteLength === Buffer.poolSize || chunk.byteOffset + chunk.length !== buffer.byteLength) return false;
+  transfer.call(buffer, 0);
+  onRelease?.();
+  return true;
+}
+
+let onRelease: (() => void) | undefined;
+
+/**
+ * Tests: a small decoder chunk, so chunk boundaries (and releases) fall inside tar headers, file heads and the
+ * manifest; `released` is told of each release. Returns the function that puts the defaults back.
+ */
+export function setDecodeChunkForTests(bytes: number, released?: () => void): () => void {
+  const before = decodeChunk;
+  decodeChunk = bytes;
+  onRelease = released;
+  return () => {
+    decodeChunk = before;
+    onRelease = undefined;
+  };
 }
 
 /**
@@ -334,6 +386,7 @@ export function blockDecodesTo(compression: Compression, block: Buffer, expected
     decoder.on("data", (chunk: Buffer) => {
       if (offset + chunk.length > expected.length || !chunk.equals(expected.subarray(offset, offset + chunk.length))) finish(false);
       offset += chunk.length;
+      releaseDecodedChunk(decoder, chunk);
     });
     decoder.on("end", () => finish(offset === expected.length));
     decoder.on("error", () => finish(false));

@@ -245,7 +245,8 @@ async function readArchivePass(
         if (entry.size > MAX_MANIFEST_BYTES) throw new ArchiveProblem(`the manifest is ${entry.size} bytes, more than the ${MAX_MANIFEST_BYTES} allowed`);
         const chunks: Buffer[] = [];
         return {
-          write: (chunk) => void chunks.push(chunk),
+          // Copies: a decoded chunk's memory may be freed once the next one is read (archive-source.ts, decompressed).
+          write: (chunk) => void chunks.push(Buffer.from(chunk)),
           end: async () => {
             const m = parseManifest(Buffer.concat(chunks).toString("utf8"));
             if (m.archiveRoot !== parts[0]) throw new ArchiveProblem(`the manifest names root ${m.archiveRoot} but the archive root is ${parts[0]}`);
@@ -305,8 +306,9 @@ async function readArchivePass(
           if (bytes > totalBytes) throw new ArchiveProblem(`the payload grows past the ${totalBytes} bytes the manifest declares`);
           onProgress?.({ phase, bytesDone: bytes, bytesTotal: totalBytes, path: rel });
           if (head) {
-            head.push(chunk);
             headBytes += chunk.length;
+            // Kept past this chunk only while the 16 header bytes are incomplete: then a copy (see decompressed).
+            head.push(headBytes >= SQLITE_HEADER.length ? chunk : Buffer.from(chunk));
             return headBytes >= SQLITE_HEADER.length ? open() : undefined;
           }
           return out?.write(chunk);

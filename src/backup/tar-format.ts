@@ -212,7 +212,8 @@ export async function readTar<R extends PrecheckedBody = PrecheckedBody>(chunks:
     const want = need - pendingBytes;
     const avail = data.length - pos;
     if (avail < want) {
-      pending.push(data.subarray(pos));
+      // A copy: the chunk's memory may be freed once the next one is read (archive-source.ts, decompressed).
+      pending.push(Buffer.from(data.subarray(pos)));
       pendingBytes += avail;
       return { block: undefined, pos: data.length };
     }
