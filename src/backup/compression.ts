@@ -203,6 +203,18 @@ export function releaseDecodedChunk(decoder: Duplex, chunk: Buffer): boolean {
   return true;
 }
 
+/**
+ * Frees a block codec's output (compressBlock, compressSmallBlock) once it has been written and hashed: node:zlib's
+ * one-shot calls return a slice of their own output buffer, or a concatenation of such slices, which nothing else
+ * holds once the call has returned. Buffer's shared pool (small outputs) is never released.
+ */
+export function releaseCodecOutput(output: Buffer): boolean {
+  const buffer = output.buffer as ArrayBuffer;
+  if (!transfer || buffer.byteLength === Buffer.poolSize || buffer.byteLength < Buffer.poolSize >>> 1) return false;
+  transfer.call(buffer, 0);
+  return true;
+}
+
 let onRelease: (() => void) | undefined;
 
 /**

@@ -12,7 +12,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import { OperationError } from "../core/errors.js";
-import { blockDecodesTo, compressBlock, compressSmallBlock, type Compression } from "./compression.js";
+import { blockDecodesTo, compressBlock, compressSmallBlock, releaseCodecOutput, type Compression } from "./compression.js";
 
 export interface ParallelCompressorOptions {
   compression: Compression;
@@ -23,6 +23,11 @@ export interface ParallelCompressorOptions {
   level?: number;
   /** Decode every block of a segment right after compressing it and compare it with its input (default false). */
   checkSegments?: boolean;
+  /**
+   * The sink is done with a chunk when its promise settles (it keeps no reference): each compressed block's memory is
+   * then freed at once (releaseCodecOutput) instead of at V8's next full collection.
+   */
+  releaseWritten?: boolean;
   /** The decoder segments are checked with (tests inject a faulty one). */
   decodesTo?: (compression: Compression, block: Buffer, expected: Buffer) => Promise<boolean>;
 }
@@ -107,7 +112,14 @@ export class ParallelCompressor {
       () => this.spare.push(buffer),
       () => undefined,
     );
-    this.inFlight.push(this.enqueue(async () => this.emit(await job)));
+    this.inFlight.push(
+      this.enqueue(async () => {
+        const out = await job;
+        await this.emit(out);
+        // Only the codec's own output, never a copied or inserted segment's buffer (those are the caller's).
+        if (this.options.releaseWritten) releaseCodecOutput(out);
+      }),
+    );
   }
 
   /**

@@ -182,7 +182,7 @@ export async function writeArchive(options: WriteArchiveOptions): Promise<WriteA
       writeFullySync(out.fd, chunk, position);
       position += chunk.length;
     },
-    { compression, checkSegments: options.precheck === true },
+    { compression, checkSegments: options.precheck === true, releaseWritten: true },
   );
   const readBuffer = Buffer.allocUnsafeSlow(READ_CHUNK);
 

@@ -1,10 +1,11 @@
-// Decoded chunks freed as soon as the pass moves on: only the decoder's own buffers, and nothing the pass still reads.
+// Codec buffers freed as soon as they are used: only the codecs' own buffers, and nothing a reader or writer still holds.
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { compressBlock, createDecompressor, defaultCompression, releaseDecodedChunk, setDecodeChunkForTests } from "../../src/backup/compression.js";
+import { compressBlock, createDecompressor, defaultCompression, releaseCodecOutput, releaseDecodedChunk, setDecodeChunkForTests } from "../../src/backup/compression.js";
+import { ParallelCompressor } from "../../src/backup/parallel-compress.js";
 import { createBackup } from "../../src/backup/create-backup.js";
 import { readTar } from "../../src/backup/tar-format.js";
 import { restoreBackup } from "../../src/backup/restore-backup.js";
@@ -115,6 +116,51 @@ describe("releasing decoded chunks", () => {
     const boundaries = Math.floor(tar.length / chunk);
     if (canRelease) expect(released).toBeGreaterThan(boundaries);
     else expect(released).toBe(0);
+  });
+});
+
+describe("releasing written codec output", () => {
+  it("frees a codec's own output but never a slice of Buffer's shared pool", async () => {
+    const big = await compressBlock(defaultCompression(), crypto.randomBytes(256 * 1024));
+    const length = big.buffer.byteLength;
+    expect(releaseCodecOutput(big)).toBe(canRelease);
+    expect(big.buffer.byteLength).toBe(canRelease ? 0 : length);
+    const pooled = Buffer.allocUnsafe(100).fill(7);
+    expect(releaseCodecOutput(pooled)).toBe(false);
+    expect(pooled.every((b) => b === 7)).toBe(true);
+  });
+
+  it("with releaseWritten, a written block is freed after the sink and the segment hash saw it; copied segments are left to their owner", async () => {
+    const compression = defaultCompression();
+    // Incompressible: the segment is over 1 MiB, so copying it takes more than one read into the same buffer.
+    const data = crypto.randomBytes(1_200_000);
+    const seen: Buffer[] = [];
+    const copies: Buffer[] = [];
+    const c = new ParallelCompressor(
+      async (b) => {
+        seen.push(b);
+        copies.push(Buffer.from(b));
+      },
+      { compression, blockSize: 256 * 1024, releaseWritten: true },
+    );
+    c.beginSegment(false);
+    await c.write(data);
+    const seg = await c.endSegment();
+    await c.end();
+    const bytes = Buffer.concat(copies);
+    expect(crypto.createHash("sha256").update(bytes.subarray(seg.start, seg.start + seg.length)).digest("hex")).toBe(seg.sha256);
+    const released = seen.filter((b) => b.buffer.byteLength === 0).length;
+    if (canRelease) expect(released).toBeGreaterThan(0);
+    else expect(released).toBe(0);
+
+    // A copied segment's bytes are read into the compressor's own reused buffer: never released, the copy completes.
+    const source = path.join(makeTempDir(), "source");
+    fs.writeFileSync(source, bytes);
+    const copied: Buffer[] = [];
+    const d = new ParallelCompressor(async (b) => void copied.push(Buffer.from(b)), { compression, releaseWritten: true });
+    expect(await d.copySegment(source, seg)).toEqual({ start: 0, length: seg.length, sha256: seg.sha256 });
+    await d.end();
+    expect(Buffer.concat(copied).equals(bytes.subarray(seg.start, seg.start + seg.length))).toBe(true);
   });
 });
 
