@@ -11,12 +11,11 @@ import { readTar } from "../../src/backup/tar-format.js";
 import { restoreBackup } from "../../src/backup/restore-backup.js";
 import { verifyBackup } from "../../src/backup/verify-archive.js";
 import { seedState } from "../helpers/backup-state.js";
-import { makeTempDir, makeTempState } from "../helpers/temp-state.js";
+import { makeTempDir, makeTempState, snapshotTree } from "../helpers/temp-state.js";
 
 /** ArrayBuffer.prototype.transfer (Node 22+): without it nothing is released and the pass must still be right. */
 const canRelease = typeof (ArrayBuffer.prototype as { transfer?: unknown }).transfer === "function";
 const yes = async (): Promise<boolean> => true;
-const sha = (file: string): string => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 
 let restoreDefaults: (() => void) | undefined;
 afterEach(() => {
@@ -24,13 +23,10 @@ afterEach(() => {
   restoreDefaults = undefined;
 });
 
-/** Every regular file below `root` by relative path, with its sha256 (links are not followed). */
-function tree(root: string, rel = "", out: Record<string, string> = {}): Record<string, string> {
-  for (const entry of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
-    const child = path.join(rel, entry.name);
-    if (entry.isDirectory()) tree(root, child, out);
-    else if (entry.isFile()) out[child] = sha(path.join(root, child));
-  }
+/** sha256 of every regular file below `root` by relative path (snapshotTree: links are not followed). */
+function fileHashes(root: string): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [rel, entry] of Object.entries(snapshotTree(root))) if (entry.type === "file") out[rel] = entry.sha256;
   return out;
 }
 
@@ -73,7 +69,7 @@ describe("releasing decoded chunks", () => {
     for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(dir, `f${i}.txt`), Buffer.alloc((i * 37) % 1500 || 1, i % 251));
     for (let i = 1; i <= 15; i++) fs.writeFileSync(path.join(dir, `tiny-${i}`), "x".repeat(i));
     fs.writeFileSync(path.join(dir, `${"long-name-".repeat(12)}.jsonl`), '{"a":1}\n'.repeat(300));
-    const before = tree(state.paths.stateDir);
+    const before = fileHashes(state.paths.stateDir);
     const backup = await createBackup({ paths: state.paths });
 
     // Where the decoded tar's entries lie, then a chunk size whose boundaries fall inside each kind of region.
@@ -107,7 +103,7 @@ describe("releasing decoded chunks", () => {
     const target = path.join(makeTempDir(), "restored");
     const restored = await restoreBackup({ paths: state.paths, archivePath: backup.archivePath, target, confirm: yes });
     expect(restored.status).toBe("restored");
-    const after = tree(path.join(target, "state"));
+    const after = fileHashes(path.join(target, "state"));
     for (const [rel, digest] of Object.entries(before)) {
       if (rel.endsWith(".sqlite")) continue; // restored databases are made live-ready (WAL), not byte-identical
       expect(after[rel], rel).toBe(digest);
