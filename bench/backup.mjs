@@ -346,14 +346,22 @@ async function runShape(shape, setup) {
   const oursInPlace = [];
   const decodedTar = path.join(work, "decoded.tar");
   if (haveTarCodec) timed("bash", ["-c", `${compression === "zstd" ? "zstd -q -d -c" : "gzip -d -c"} "$0" > "$1"`, ours, decodedTar]);
+  // Extracted trees are set aside and deleted only after the last round: on an ext4 without a journal (this VM's),
+  // each new inode skips the ones freed in the last 60-360 s one by one (the kernel's recently_deleted()), so a
+  // run right after another's delete paid ~0.3-0.5 CPU-s of system time per 1,500 files for it (docs/performance.md,
+  // twelfth pass), and which side paid depended on the order.
+  const aside = path.join(work, "set-aside");
+  fs.mkdirSync(aside, { recursive: true });
+  let asideCount = 0;
+  const setAside = (dir) => fs.renameSync(dir, path.join(aside, String(asideCount++)));
   alternate(
     (round) => {
       const target = path.join(work, `restored-${round}`);
       oursTarget.push(tool(["backup", "restore", ours, "--yes", "--target", target]));
-      fs.rmSync(target, { recursive: true, force: true });
+      setAside(target);
       oursInPlace.push(tool(["backup", "restore", ours, "--yes"]));
-      // In-place restores keep the previous copy as a sibling; drop it so rounds do not pile up data.
-      for (const n of fs.readdirSync(home)) if (n.includes(".pre-restore-")) fs.rmSync(path.join(home, n), { recursive: true, force: true });
+      // In-place restores keep the previous copy as a sibling; move it away so rounds do not restore beside it.
+      for (const n of fs.readdirSync(home)) if (n.includes(".pre-restore-")) setAside(path.join(home, n));
     },
     (round) => {
       if (!haveTarCodec) return;
@@ -364,17 +372,18 @@ async function runShape(shape, setup) {
       const check = floorChild(["check", xdir]);
       const sync = timed("sync", ["-f", xdir]);
       floorRestore.push(sum({ tarX: { cpu: tarX.cpu, wall: tarX.seconds }, ...check, syncFs: { cpu: sync.cpu, wall: sync.seconds } }));
-      fs.rmSync(xdir, { recursive: true, force: true });
+      setAside(xdir);
       // The tool's codec: the checks are the same bytes' (taken from above), the decode and the extraction are its own.
       const { decode } = floorChild(["decode", ours, compression]);
       fs.mkdirSync(xdir);
       const untar = timed("tar", ["-x", "-f", decodedTar, "-C", xdir]);
       const sync2 = timed("sync", ["-f", xdir]);
       floorOwnCodec.push(sum({ decode, untar: { cpu: untar.cpu, wall: untar.seconds }, ...check, syncFs: { cpu: sync2.cpu, wall: sync2.seconds } }));
-      fs.rmSync(xdir, { recursive: true, force: true });
+      setAside(xdir);
     },
   );
   fs.rmSync(decodedTar, { force: true });
+  fs.rmSync(aside, { recursive: true, force: true });
   const tarX = `tar ${compression === "zstd" ? "--zstd -x" : "xz"}f`;
   const floorName = `floor: ${tarX} + integrity_check + sha256 + sync -f`;
   const ownName = `floor, node:zlib ${compression} decode + tar xf + integrity_check + sha256 + sync -f`;
