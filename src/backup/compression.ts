@@ -172,6 +172,18 @@ export function createDecompressor(compression: Compression, archivePath: string
   return composed;
 }
 
+/**
+ * A node:zlib zstd decoder for the blocks this tool compresses itself (ZstdBlockChecker), whose output chunks
+ * releaseDecodedChunk may free; null when this Node's zlib has no zstd.
+ */
+export function createOwnZstdDecoder(): Duplex | null {
+  const api = zstdApi();
+  if (!api) return null;
+  const decoder = api.createZstdDecompress({ chunkSize: decodeChunk });
+  ownBuffers.set(decoder, decodeChunk);
+  return decoder;
+}
+
 /** Output chunk of the streaming decoders: 1 MiB, each chunk one round trip to the libuv pool (setDecodeChunkForTests). */
 let decodeChunk = 1024 * 1024;
 

@@ -13,6 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import { OperationError } from "../core/errors.js";
 import { blockDecodesTo, compressBlock, compressSmallBlock, releaseCodecOutput, type Compression } from "./compression.js";
+import { ZstdBlockChecker } from "./zstd-block-checker.js";
 
 export interface ParallelCompressorOptions {
   compression: Compression;
@@ -69,6 +70,8 @@ export class ParallelCompressor {
   private checkSegment = false;
   private readonly blockSize: number;
   private readonly concurrency: number;
+  /** zstd segments' blocks are checked through one decoder (zstd-block-checker.ts), unless a test injects decodesTo. */
+  private readonly checker: ZstdBlockChecker | null;
 
   constructor(
     private readonly sink: (chunk: Buffer) => Promise<void>,
@@ -76,6 +79,7 @@ export class ParallelCompressor {
   ) {
     this.blockSize = options.blockSize ?? 4 * 1024 * 1024;
     this.concurrency = Math.max(1, options.concurrency ?? Math.min(os.availableParallelism(), 4) + 1);
+    this.checker = options.checkSegments && options.compression === "zstd" && !options.decodesTo ? ZstdBlockChecker.create() : null;
   }
 
   /** Bytes handed to the sink so far. */
@@ -207,18 +211,24 @@ export class ParallelCompressor {
   /** Flushes the last block and waits for every write; returns the total bytes written. */
   async end(): Promise<number> {
     this.cut();
-    await this.chain;
+    try {
+      await this.chain;
+    } finally {
+      this.checker?.close();
+    }
     return this.written;
   }
 
   /** Waits for queued work to settle (after a failure), so nothing writes after the caller cleans up. */
   async settle(): Promise<void> {
     await this.chain.catch(() => undefined);
+    this.checker?.close();
   }
 
   /** `out` once it decodes back to exactly `input` (a codec fault must never reach a verified archive). */
   private async roundTrip(out: Buffer, input: Buffer): Promise<Buffer> {
-    if (!(await (this.options.decodesTo ?? blockDecodesTo)(this.options.compression, out, input))) {
+    const same = this.checker ? await this.checker.decodesTo(out, input) : await (this.options.decodesTo ?? blockDecodesTo)(this.options.compression, out, input);
+    if (!same) {
       throw new OperationError("compress_mismatch", `A compressed ${this.options.compression} block did not decode back to its input; no archive was written. Retry, or use --compression ${this.options.compression === "zstd" ? "gzip" : "zstd"}.`, {});
     }
     return out;

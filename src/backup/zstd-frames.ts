@@ -254,3 +254,32 @@ function parseFrameHeader(h: Buffer, offset: number): FrameInfo {
   if (single) window = contentSize!;
   return { offset, window, contentSize, checksum: ((fhd >> 2) & 1) === 1 };
 }
+
+/**
+ * Whether `bytes` is one or more whole zstd frames and nothing else (no skippable frame, no trailing bytes): the
+ * framing only, walked by header sizes; the decoder checks the content. For blocks this tool just compressed.
+ */
+export function isWholeZstdFrames(bytes: Buffer): boolean {
+  let pos = 0;
+  try {
+    while (pos < bytes.length) {
+      if (pos + 5 > bytes.length || bytes.readUInt32LE(pos) !== FRAME_MAGIC) return false;
+      const size = headerSize(bytes[pos + 4]!);
+      if (pos + size > bytes.length) return false;
+      const frame = parseFrameHeader(bytes.subarray(pos, pos + size), pos);
+      pos += size;
+      for (let last = false; !last; ) {
+        if (pos + 3 > bytes.length) return false;
+        const h = bytes[pos]! | (bytes[pos + 1]! << 8) | (bytes[pos + 2]! << 16);
+        last = (h & 1) === 1;
+        const type = (h >> 1) & 3;
+        if (type === 3) return false;
+        pos += 3 + (type === 1 ? 1 : h >>> 3);
+      }
+      pos += frame.checksum ? 4 : 0;
+    }
+  } catch {
+    return false; // A reserved header bit.
+  }
+  return pos === bytes.length && bytes.length > 0;
+}
