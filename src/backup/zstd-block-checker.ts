@@ -1,8 +1,8 @@
 // Decode-and-compare of a create's zstd blocks through one long-lived decoder instead of a fresh one per block.
 //
 // A fresh node:zlib decoder per 4 MiB block allocates a new zstd context each time, counted by V8 as external
-// memory: on issue 26's full-size state that alone started ~9 of a create's 19 full collections, and the shared
-// decoder saves ~5% of the create's CPU (docs/performance.md, twelfth pass). zstd decodes concatenated frames as one
+// memory: on issue 26's full-size state that started about half of a create's 19–22 full collections, and the shared
+// decoder saves ~8% of the create's CPU (docs/performance.md, twelfth pass). zstd decodes concatenated frames as one
 // stream, so each block is written to the same decoder in turn; what makes the answer per block exact:
 // - the block must be whole frames and nothing else (isWholeZstdFrames), so after it the decoder is at a frame
 //   boundary and holds nothing of it back (every frame carries its checksum, which the decoder checks at its end);
@@ -10,7 +10,7 @@
 //   as it arrives; any output while no block is being checked fails the next check;
 // - checks run one at a time, and after any failure the decoder is dropped and the next check starts a fresh one.
 import type { Duplex } from "node:stream";
-import { createOwnZstdDecoder, releaseDecodedChunk } from "./compression.js";
+import { createOwnZstdDecoder, releaseDecodedChunk, zstdSupported } from "./compression.js";
 import { isWholeZstdFrames } from "./zstd-frames.js";
 
 interface Expectation {
@@ -30,10 +30,7 @@ export class ZstdBlockChecker {
 
   /** A checker, or null when this Node's zlib has no zstd (the caller decodes each block on its own). */
   static create(): ZstdBlockChecker | null {
-    const probe = createOwnZstdDecoder();
-    if (!probe) return null;
-    probe.destroy();
-    return new ZstdBlockChecker();
+    return zstdSupported() ? new ZstdBlockChecker() : null;
   }
 
   /** Whether `block` (zstd frames this tool wrote) decodes to exactly `expected`; checks run in the order called. */
@@ -78,7 +75,9 @@ export class ZstdBlockChecker {
   private open(): Duplex | null {
     const decoder = createOwnZstdDecoder();
     if (!decoder) return null;
+    // A dropped decoder's late events concern no check any more.
     decoder.on("data", (chunk: Buffer) => {
+      if (this.decoder !== decoder) return;
       const state = this.current;
       if (!state) this.broken = true;
       else {
@@ -88,10 +87,12 @@ export class ZstdBlockChecker {
       releaseDecodedChunk(decoder, chunk);
     });
     decoder.on("error", (error: Error) => {
+      if (this.decoder !== decoder) return;
       this.broken = true;
       this.settle?.(error);
     });
     decoder.on("close", () => {
+      if (this.decoder !== decoder) return;
       this.broken = true;
       this.settle?.(new Error("the decoder closed"));
     });
