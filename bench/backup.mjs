@@ -349,7 +349,8 @@ async function runShape(shape, setup) {
   // Extracted trees are set aside and deleted only after the last round: on an ext4 without a journal (this VM's),
   // each new inode skips the ones freed in the last 60-360 s one by one (the kernel's recently_deleted()), so a
   // run right after another's delete paid ~0.3-0.5 CPU-s of system time per 1,500 files for it (docs/performance.md,
-  // twelfth pass), and which side paid depended on the order.
+  // twelfth pass), and which side paid depended on the order. The price: the work dir holds up to 4 copies of the
+  // state per round until the shape ends (issue 26's full size, 3 rounds: ~6.6 GB).
   const aside = path.join(work, "set-aside");
   fs.mkdirSync(aside, { recursive: true });
   let asideCount = 0;
