@@ -32,6 +32,11 @@ export interface DatabaseProbe {
   /** Empty when intact; null when not checked. */
   problems: string[] | null;
   check: "quick_check" | "integrity_check" | null;
+  /**
+   * What a check that passed did not cover, and why; null when it covered everything or did not run. On a read-only
+   * connection (the file or its directory is not writable by this user) SQLite does not verify CHECK constraints.
+   */
+  checkLimit: string | null;
   /** With `countForeignRows`: rows per table of a `foreign` or `too-new` database (absent when a count failed). */
   foreignRowCounts?: Record<string, number>;
 }
@@ -42,6 +47,15 @@ function sizeOf(file: string): number | null {
   } catch {
     return null;
   }
+}
+
+const READ_ONLY_CHECK_LIMIT =
+  "CHECK constraints not verified: the file (or its directory) is read-only to this user, and SQLite skips CHECK constraints on a read-only connection; run the check as the state's owner to cover them.";
+
+/** Whether any table's declaration has a CHECK constraint (a read-only connection's check skips those). */
+function declaresCheckConstraints(handle: StateDatabase<unknown>["handle"]): boolean {
+  const rows = handle.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL").all() as Array<{ sql: string }>;
+  return rows.some((r) => /\bCHECK\s*\(/i.test(r.sql));
 }
 
 /** Opens read-only, runs `use` on the open DB (if any), and returns what was learned. */
@@ -63,6 +77,7 @@ export function probeDatabase<DB, T = undefined>(
     format: null,
     problems: null,
     check: null,
+    checkLimit: null,
   };
   if (base.sizeBytes === null) return { ...base, status: "missing" };
   let db: StateDatabase<DB>;
@@ -88,6 +103,7 @@ export function probeDatabase<DB, T = undefined>(
           base.problems = db.quickCheck();
           base.check = "quick_check";
         }
+        if (base.problems.length === 0 && db.handle.readonly && declaresCheckConstraints(db.handle)) base.checkLimit = READ_ONLY_CHECK_LIMIT;
       } catch (error) {
         base.problems = [describeError(error)];
         base.check = options.deep ? "integrity_check" : "quick_check";

@@ -111,6 +111,40 @@ describe.skipIf(!CAN_MOUNT)("a state on a read-only filesystem", () => {
   });
 });
 
+/** Breaks a sessions CHECK constraint in place and leaves the file in rollback mode (opened read-only without a copy). */
+function breakCheckConstraint(file: string): void {
+  const handle = new Database(file);
+  handle.pragma("ignore_check_constraints = ON");
+  const changed = handle.prepare("UPDATE sessions SET session_scope = 'nowhere' WHERE rowid = (SELECT min(rowid) FROM sessions)").run().changes;
+  handle.pragma("journal_mode = DELETE");
+  handle.close();
+  expect(changed).toBe(1);
+}
+
+describe.skipIf(!CAN_MOUNT)("checks on a read-only state", () => {
+  it("doctor --deep and inspect --check say the CHECK constraints went unverified instead of calling the database whole", async () => {
+    const { env, root, paths } = makeTempState("legacy-state");
+    await migrate(paths);
+    const dbFile = agentDbPath(paths, "main");
+    breakCheckConstraint(dbFile);
+    // Writable: the same check finds the broken row.
+    const writable = await runInProcess(["doctor", "--deep", "--json"], env);
+    expect(writable.code).toBe(1);
+    expect(writable.stdout).toMatch(/CHECK constraint failed in sessions/);
+    const { doctor, inspect } = runReadOnly(root, env, { doctor: ["doctor", "--deep", "--json"], inspect: ["inspect", "--check", "--json"] });
+    // Read-only, SQLite skips CHECK constraints: not an error, but not a clean bill either.
+    expect(doctor.code, doctor.stderr).toBe(0);
+    const findings = JSON.parse(doctor.stdout).findings as Array<{ id: string; severity: string; detail?: string; path?: string }>;
+    const limit = findings.find((f) => f.id === "agent-db.check-limit" && f.path === dbFile);
+    expect(limit?.severity).toBe("warning");
+    expect(limit?.detail).toMatch(/CHECK constraints not verified/);
+    expect(inspect.code, inspect.stderr).toBe(0);
+    const agent = (JSON.parse(inspect.stdout).databases as Array<{ path: string; integrity: string; checkLimit: string | null }>).find((d) => d.path === dbFile);
+    expect(agent?.integrity).toBe("ok");
+    expect(agent?.checkLimit).toMatch(/read-only/);
+  });
+});
+
 describe.skipIf(CAN_MOUNT)("read-only filesystem tests", () => {
   it("are skipped: this machine cannot create a read-only bind mount (unshare -rm + mount --bind)", () => {
     expect(CAN_MOUNT).toBe(false);

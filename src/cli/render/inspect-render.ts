@@ -70,6 +70,7 @@ export function renderInspect(output: Output, result: InspectResult): void {
       output.notice(s.red(`${label}: ${db.path}: integrity check failed`));
       for (const p of db.problems.slice(0, 5)) output.notice(s.red(`    ${p}`));
     }
+    if (db.checkLimit) output.warn(`${s.yellow("!")} ${label}: ${db.path}: ${db.checkLimit}`);
     if (db.sessions) {
       const st = db.sessions;
       output.log(`  sessions ${formatCount(st.sessionCount)}, transcripts ${formatCount(st.transcriptEvents)} event(s) / ${formatBytes(st.transcriptBytes)}`);

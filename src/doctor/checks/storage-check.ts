@@ -24,6 +24,15 @@ const CURRENT_FORMAT_DETAIL = "The format openclaw-state writes: `doctor --fix` 
 const OLDER_FORMAT_DETAIL = "openclaw-state reads, backs up and restores this format but does not write into it; `openclaw doctor --fix` (OpenClaw's own) upgrades it (docs/compat.md).";
 
 function probeFindings(id: string, label: string, probe: DatabaseProbe): Finding[] {
+  const found = statusFindings(id, label, probe);
+  // A check that passed but could not cover everything says so: "passed" alone would claim more than was checked.
+  if (probe.checkLimit !== null && probe.problems?.length === 0) {
+    found.push({ id: `${id}.check-limit`, severity: "warning", title: `${label}: ${probe.check} did not cover everything`, detail: probe.checkLimit, path: probe.path });
+  }
+  return found;
+}
+
+function statusFindings(id: string, label: string, probe: DatabaseProbe): Finding[] {
   switch (probe.status) {
     case "missing":
       return [];
