@@ -17,7 +17,8 @@
 // of it + read-back (decode + sha256); restore = `tar -xf` of the tool's archive (`--zstd` / `-z`, whichever codec
 // it has) + integrity_check of each DB + sha256 of the content (issue 26's table counts it in the verified restore
 // floor) + one `sync -f`; an info row beside it puts the tool's own codec (node:zlib, in-process) in place of the CLI's
-// decoder. Floor rows pass on the CPU ratio (≤ 1.25×, issue 26).
+// decoder. Floor rows pass on the CPU ratio (≤ 1.25×, issue 26), both sides pinned to one core (taskset; see `pin`
+// below), with the tool's run on both cores, as operators run it, beside them for information.
 // The archive compression is the tool's default on this Node (zstd on Node >= 22.15, else gzip), or
 // BENCH_COMPRESSION=zstd|gzip; the tar baselines use the same compression. restic comes from the OS packages
 // (`apt-get install restic`); without it (or without the zstd CLI for zstd tar) those rows are skipped with a note.
@@ -100,8 +101,23 @@ function writeRetiredJsonl(bytes, files) {
   }
 }
 
+/**
+ * Nothing the bench writes is deleted before its last row: states, archives, restic repositories and extracted trees
+ * are set aside and deleted together at the end. On an ext4 without a journal (this VM's) each new inode skips the
+ * ones freed in the last 60-360 s one by one (the kernel's recently_deleted()), so a run soon after a delete paid
+ * ~0.3-0.5 CPU-s of system time per 1,500 files for it (docs/performance.md, twelfth and thirteenth passes), and which
+ * side paid depended on the order. The price: the work dir keeps every copy until the end (both shapes at their
+ * default sizes, 3 rounds: ~12 GB).
+ */
+let asideCount = 0;
+function setAside(p) {
+  const aside = path.join(work, "set-aside");
+  fs.mkdirSync(aside, { recursive: true });
+  fs.renameSync(p, path.join(aside, String(asideCount++)));
+}
+
 function buildState(shape) {
-  fs.rmSync(home, { recursive: true, force: true });
+  if (fs.existsSync(home)) setAside(home);
   fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(paths.configPath, JSON.stringify({ agents: { defaults: { model: "bench" } } }));
   const global = openGlobalDatabase(paths, { mode: "write", create: true });
@@ -145,7 +161,7 @@ function timed(cmd, args, options = {}) {
  * is part of the cost), with a preloaded hook that reports the process's peak RSS (worker threads included) on exit.
  * A BENCH_DIST without a bin/ beside it runs the CLI in-process through its run-cli.js.
  */
-function tool(args) {
+function tool(args, options = {}) {
   const bin = path.join(dist, "..", "bin", "openclaw-state.js");
   const hook = path.join(work, "report-maxrss.mjs");
   if (!fs.existsSync(hook)) {
@@ -158,7 +174,7 @@ function tool(args) {
     process.exitCode = code;
   });`;
   const argv = fs.existsSync(bin) ? ["--import", pathToFileURL(hook).href, bin, ...args] : ["--input-type=module", "-e", script];
-  const run = timed(process.execPath, argv, { env });
+  const run = timed(...(options.pinned ? onCore(process.execPath, argv) : [process.execPath, argv]), { env });
   const rss = Number([...run.stderr.matchAll(/MAXRSS_KB (\d+)/g)].pop()?.[1] ?? 0) * 1024;
   return { ...run, rss };
 }
@@ -176,6 +192,22 @@ function resticKdf(repo) {
 
 function has(cmd, args = ["--version"]) {
   return spawnSync(cmd, args, { encoding: "utf8" }).status === 0;
+}
+
+/**
+ * The floor rows compare both sides on one core (BENCH_PIN_CPU, default 0; BENCH_PIN_CPU=off runs them unpinned):
+ * the floor runs each component alone, single-threaded, while the tool runs threads side by side, and on this
+ * 2-vCPU VM the same create costs 5-10% more CPU-s on two cores than on one (docs/performance.md, thirteenth pass:
+ * contention for shared caches and memory, not more work). Scheduler migrations between cores also added noise to
+ * the floor itself (4.79-6.34 CPU-s unpinned against 4.81-5.40 pinned). Rows "as operators run it" (both cores)
+ * are printed beside them for information.
+ */
+const pinCpu = process.env.BENCH_PIN_CPU ?? "0";
+const pin = pinCpu !== "off" && has("taskset", ["-c", pinCpu, "true"]) ? ["taskset", "-c", pinCpu] : null;
+
+/** [command, args] running `cmd args` on the pinned core (as is when unpinned). */
+function onCore(cmd, args) {
+  return pin ? [pin[0], [...pin.slice(1), cmd, ...args]] : [cmd, args];
 }
 
 function dirBytes(dir) {
@@ -199,7 +231,8 @@ function alternate(a, b) {
 
 /** Runs the floor helper (bench/backup-floor.mjs) in a child; returns its components ({ name: { cpu, wall } }). */
 function floorChild(args) {
-  const run = spawnSync(process.execPath, [path.join(root, "bench", "backup-floor.mjs"), ...args], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+  const argv = [path.join(root, "bench", "backup-floor.mjs"), ...args];
+  const run = spawnSync(...onCore(process.execPath, argv), { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
   if (run.status !== 0) throw new Error(`backup-floor.mjs ${args.join(" ")} exited ${run.status}: ${run.stderr}`);
   return JSON.parse(run.stdout.trim().split("\n").pop()).components;
 }
@@ -241,6 +274,7 @@ async function runShape(shape, setup) {
   // 1. Full create, verified, default compression (--no-reuse: what a first backup or a changed state costs), against
   //    its floor and restic backup into a fresh repository (init not timed: it is a one-off key derivation).
   const oursFull = [];
+  const oursFullPinned = [];
   const floorCreate = [];
   const resticFresh = [];
   let ours;
@@ -250,9 +284,13 @@ async function runShape(shape, setup) {
       const file = path.join(outDir, `full-${round}${ext}`);
       const r = tool(["backup", "create", "--no-reuse", "--output", file, "--json"]);
       oursSize = JSON.parse(r.stdout).sizeBytes;
-      if (ours) fs.rmSync(file, { force: true });
+      if (ours) setAside(file);
       else ours = file;
       oursFull.push(r);
+      if (!pin) return;
+      const pinnedFile = path.join(outDir, `pinned-${round}${ext}`);
+      oursFullPinned.push(tool(["backup", "create", "--no-reuse", "--output", pinnedFile, "--json"], { pinned: true }));
+      setAside(pinnedFile);
     },
     (round) => {
       floorCreate.push(sum(floorChild(["create", planFile])));
@@ -260,10 +298,14 @@ async function runShape(shape, setup) {
       const repo = path.join(work, `restic-fresh-${round}`);
       timed("restic", ["init", "-q", "-r", repo], { env: resticEnv });
       resticFresh.push(timed("restic", ["backup", "-q", "-r", repo, stateDir], { env: resticEnv }));
-      fs.rmSync(repo, { recursive: true, force: true });
+      setAside(repo);
     },
   );
-  rows.push({ name: "backup create (verified) vs its floor", ours: oursFull, base: floorCreate, baseName: "floor: VACUUM INTO + integrity_check + read+compress + sha256 + read-back", target: 1.25, by: "cpu" });
+  const createFloorName = "floor: VACUUM INTO + integrity_check + read+compress + sha256 + read-back";
+  if (pin) {
+    rows.push({ name: "backup create (verified) vs its floor, one core", ours: oursFullPinned, base: floorCreate, baseName: `${createFloorName}; both on CPU ${pinCpu}`, target: 1.25, by: "cpu" });
+    rows.push({ name: "backup create (verified), both cores, vs floor", ours: oursFull, base: floorCreate, baseName: `${createFloorName} (one core)`, target: null, by: "cpu" });
+  } else rows.push({ name: "backup create (verified) vs its floor", ours: oursFull, base: floorCreate, baseName: createFloorName, target: 1.25, by: "cpu" });
   if (haveRestic) rows.push({ name: "backup create (verified, first/changed state)", ours: oursFull, base: resticFresh, baseName: "restic backup, fresh repository", target: null });
 
   // 2. Unchanged state: ours copies the unchanged DBs' verified bytes (the global DB changes every run: its
@@ -281,7 +323,7 @@ async function runShape(shape, setup) {
       const doc = JSON.parse(r.stdout);
       if (doc.reusedDatabases.length < dbs.length - 1) console.log(`  note: only ${doc.reusedDatabases.length} of ${dbs.length - 1} agent DBs were reused`);
       if (doc.reusedFiles < reusableFiles) console.log(`  note: only ${doc.reusedFiles} of ${reusableFiles} plain files of ≥ 16 KiB were reused`);
-      fs.rmSync(previous, { force: true });
+      setAside(previous);
       previous = doc.archivePath;
       oursSame.push(r);
     },
@@ -291,7 +333,7 @@ async function runShape(shape, setup) {
       resticSame.push(timed("restic", ["backup", "-q", "-r", repo, stateDir], { env: resticEnv }));
     },
   );
-  fs.rmSync(previous, { force: true });
+  setAside(previous);
   // Issue 26's target (≤ 2× restic's re-run CPU) is for the many-files shape; restic's re-run is mostly the scrypt
   // key derivation its `init` calibrated on this machine at that moment, so the row names the parameters it got.
   const unchangedBase = `restic backup, unchanged re-run (${haveRestic ? resticKdf(repo) : "-"})`;
@@ -305,7 +347,7 @@ async function runShape(shape, setup) {
       (round) => {
         const file = path.join(outDir, `nv-${round}${ext}`);
         oursNoVerify.push(tool(["backup", "create", "--no-reuse", "--no-verify", "--output", file]));
-        fs.rmSync(file, { force: true });
+        setAside(file);
       },
       (round) => {
         if (!haveTarCodec) return;
@@ -328,8 +370,8 @@ async function runShape(shape, setup) {
         const tarC = timed("tar", ["-c", ...tarFlag, "-f", archive, "-C", staged, "."]);
         seconds += tarC.seconds;
         cpu += tarC.cpu;
-        fs.rmSync(staged, { recursive: true, force: true });
-        fs.rmSync(archive, { force: true });
+        setAside(staged);
+        setAside(archive);
         baseCreate.push({ seconds, cpu });
       },
     );
@@ -345,27 +387,22 @@ async function runShape(shape, setup) {
   const tarOnly = [];
   const oursTarget = [];
   const oursInPlace = [];
+  const oursTargetPinned = [];
+  const oursInPlacePinned = [];
   const oursVerify = [];
   const floorVerify = [];
   const decodedTar = path.join(work, "decoded.tar");
   if (haveTarCodec) timed("bash", ["-c", `${compression === "zstd" ? "zstd -q -d -c" : "gzip -d -c"} "$0" > "$1"`, ours, decodedTar]);
-  // Extracted trees are set aside and deleted only after the last round: on an ext4 without a journal (this VM's),
-  // each new inode skips the ones freed in the last 60-360 s one by one (the kernel's recently_deleted()), so a
-  // run right after another's delete paid ~0.3-0.5 CPU-s of system time per 1,500 files for it (docs/performance.md,
-  // twelfth pass), and which side paid depended on the order. The price: the work dir holds up to 4 copies of the
-  // state per round until the shape ends (issue 26's full size, 3 rounds: ~6.6 GB).
-  const aside = path.join(work, "set-aside");
-  fs.mkdirSync(aside, { recursive: true });
-  let asideCount = 0;
-  const setAside = (dir) => fs.renameSync(dir, path.join(aside, String(asideCount++)));
   alternate(
     (round) => {
-      const target = path.join(work, `restored-${round}`);
-      oursTarget.push(tool(["backup", "restore", ours, "--yes", "--target", target]));
-      setAside(target);
-      oursInPlace.push(tool(["backup", "restore", ours, "--yes"]));
-      // In-place restores keep the previous copy as a sibling; move it away so rounds do not restore beside it.
-      for (const n of fs.readdirSync(home)) if (n.includes(".pre-restore-")) setAside(path.join(home, n));
+      for (const pinned of pin ? [true, false] : [false]) {
+        const target = path.join(work, `restored-${round}-${pinned ? "pinned" : "both"}`);
+        (pinned ? oursTargetPinned : oursTarget).push(tool(["backup", "restore", ours, "--yes", "--target", target], { pinned }));
+        setAside(target);
+        (pinned ? oursInPlacePinned : oursInPlace).push(tool(["backup", "restore", ours, "--yes"], { pinned }));
+        // In-place restores keep the previous copy as a sibling; move it away so rounds do not restore beside it.
+        for (const n of fs.readdirSync(home)) if (n.includes(".pre-restore-")) setAside(path.join(home, n));
+      }
       // Standalone verify: issue 26's peak-RSS target covers it too.
       oursVerify.push(tool(["backup", "verify", ours]));
     },
@@ -373,7 +410,7 @@ async function runShape(shape, setup) {
       if (!haveTarCodec) return;
       const xdir = path.join(work, `tar-x-${round}`);
       fs.mkdirSync(xdir);
-      const tarX = timed("tar", ["-x", ...tarFlag, "-f", ours, "-C", xdir]);
+      const tarX = timed(...onCore("tar", ["-x", ...tarFlag, "-f", ours, "-C", xdir]));
       tarOnly.push(tarX);
       const check = floorChild(["check", xdir]);
       const sync = timed("sync", ["-f", xdir]);
@@ -382,7 +419,7 @@ async function runShape(shape, setup) {
       // The tool's codec: the checks are the same bytes' (taken from above), the decode and the extraction are its own.
       const { decode } = floorChild(["decode", ours, compression]);
       fs.mkdirSync(xdir);
-      const untar = timed("tar", ["-x", "-f", decodedTar, "-C", xdir]);
+      const untar = timed(...onCore("tar", ["-x", "-f", decodedTar, "-C", xdir]));
       const sync2 = timed("sync", ["-f", xdir]);
       floorOwnCodec.push(sum({ decode, untar: { cpu: untar.cpu, wall: untar.seconds }, ...check, syncFs: { cpu: sync2.cpu, wall: sync2.seconds } }));
       // What a verify must do at least: decode every byte, hash it, integrity_check each database (no files written).
@@ -390,13 +427,18 @@ async function runShape(shape, setup) {
       setAside(xdir);
     },
   );
-  fs.rmSync(decodedTar, { force: true });
-  fs.rmSync(aside, { recursive: true, force: true });
+  setAside(decodedTar);
   const tarX = `tar ${compression === "zstd" ? "--zstd -x" : "xz"}f`;
   const floorName = `floor: ${tarX} + integrity_check + sha256 + sync -f`;
   const ownName = `floor, node:zlib ${compression} decode + tar xf + integrity_check + sha256 + sync -f`;
-  rows.push({ name: "backup restore --target (fresh dir) vs its floor", ours: oursTarget, base: haveTarCodec ? floorRestore : null, baseName: floorName, target: 1.25, by: "cpu" });
-  rows.push({ name: "backup restore (in place) vs its floor", ours: oursInPlace, base: haveTarCodec ? floorRestore : null, baseName: floorName, target: 1.25, by: "cpu" });
+  if (pin) {
+    rows.push({ name: "backup restore --target vs its floor, one core", ours: oursTargetPinned, base: haveTarCodec ? floorRestore : null, baseName: `${floorName}; both on CPU ${pinCpu}`, target: 1.25, by: "cpu" });
+    rows.push({ name: "backup restore (in place) vs its floor, one core", ours: oursInPlacePinned, base: haveTarCodec ? floorRestore : null, baseName: `${floorName}; both on CPU ${pinCpu}`, target: 1.25, by: "cpu" });
+  }
+  const judged = pin ? null : 1.25;
+  const bothCores = pin ? ", both cores," : "";
+  rows.push({ name: `backup restore --target${bothCores} vs its floor`, ours: oursTarget, base: haveTarCodec ? floorRestore : null, baseName: pin ? `${floorName} (one core)` : floorName, target: judged, by: "cpu" });
+  rows.push({ name: `backup restore (in place)${bothCores} vs its floor`, ours: oursInPlace, base: haveTarCodec ? floorRestore : null, baseName: pin ? `${floorName} (one core)` : floorName, target: judged, by: "cpu" });
   rows.push({ name: "restore --target vs floor with the tool's codec", ours: oursTarget, base: haveTarCodec ? floorOwnCodec : null, baseName: ownName, target: null, by: "cpu" });
   rows.push({ name: "restore (in place) vs floor with the tool's codec", ours: oursInPlace, base: haveTarCodec ? floorOwnCodec : null, baseName: ownName, target: null, by: "cpu" });
   rows.push({ name: "backup verify vs its floor", ours: oursVerify, base: floorVerify, baseName: `floor: node:zlib ${compression} decode + integrity_check + sha256`, target: null, by: "cpu" });
@@ -483,7 +525,7 @@ async function main() {
     printComponents("restore floor with the tool's codec (medians)", rows.find((r) => r.name.startsWith("restore --target vs floor"))?.base);
   }
   for (const n of notes) console.log(`note: ${n}`);
-  console.log(`peak RSS target < ${mb(rssLimit)} (child process maxRSS, worker thread included). Tool CPU includes Node start-up; floor components do not.`);
+  console.log(`peak RSS target < ${mb(rssLimit)} (child process maxRSS, worker thread included). Tool CPU includes Node start-up; floor components do not. ${pin ? `Rows judged on the floor ran both sides on CPU ${pinCpu} (BENCH_PIN_CPU=off: unpinned).` : "Unpinned: taskset is missing or BENCH_PIN_CPU=off."}`);
   if (!process.env.BENCH_KEEP) fs.rmSync(work, { recursive: true, force: true });
   process.exitCode = failed ? 1 : 0;
 }
