@@ -176,10 +176,7 @@ export class ZstdFrameWalker extends Transform {
       } else if (s.at === "block-header") {
         const got = this.need(3, chunk, pos);
         if (!got) break;
-        const h = got.bytes[0]! | (got.bytes[1]! << 8) | (got.bytes[2]! << 16);
-        const last = (h & 1) === 1;
-        const type = (h >> 1) & 3;
-        const size = h >>> 3;
+        const { last, type, size } = parseBlockHeader(got.bytes, 0);
         if (type === 3) throw new ZstdFramingError(`corrupt zstd stream: a block of the reserved type in the frame at byte ${s.frame.offset}`);
         // What the block can add to the frame's output: raw and RLE say it exactly, a compressed block at most 128 KiB.
         const bound = s.bound + (type === 2 ? Math.min(BLOCK_MAX, s.frame.window) : size);
@@ -223,6 +220,12 @@ function afterBlock(frame: FrameInfo, bound: number, last: boolean): State {
 }
 
 /** Frame header size (magic included) from its descriptor byte. */
+/** A block's 3-byte header at `at`: last-block flag, type (0 raw, 1 RLE, 2 compressed, 3 reserved) and size field. */
+function parseBlockHeader(bytes: Buffer, at: number): { last: boolean; type: number; size: number } {
+  const h = bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16);
+  return { last: (h & 1) === 1, type: (h >> 1) & 3, size: h >>> 3 };
+}
+
 function headerSize(fhd: number): number {
   const fcsFlag = fhd >> 6;
   const single = (fhd >> 5) & 1;
@@ -270,11 +273,10 @@ export function isWholeZstdFrames(bytes: Buffer): boolean {
       pos += size;
       for (let last = false; !last; ) {
         if (pos + 3 > bytes.length) return false;
-        const h = bytes[pos]! | (bytes[pos + 1]! << 8) | (bytes[pos + 2]! << 16);
-        last = (h & 1) === 1;
-        const type = (h >> 1) & 3;
-        if (type === 3) return false;
-        pos += 3 + (type === 1 ? 1 : h >>> 3);
+        const block = parseBlockHeader(bytes, pos);
+        if (block.type === 3) return false;
+        last = block.last;
+        pos += 3 + (block.type === 1 ? 1 : block.size);
       }
       pos += frame.checksum ? 4 : 0;
     }
