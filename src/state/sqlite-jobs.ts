@@ -3,6 +3,7 @@
 // The worker is the compiled sqlite-worker.js next to this file; when it is absent (tests running the
 // TypeScript sources) the same functions run inline on the calling thread, with identical results.
 import fs from "node:fs";
+import os from "node:os";
 import { fileURLToPath } from "node:url";
 import type { Worker } from "node:worker_threads";
 import { spawnWorker } from "../core/spawn-worker.js";
@@ -67,11 +68,19 @@ export class SqliteJobRunner {
    * `inlineBelowBytes`: any job on a file smaller than this (a snapshot: its source and WAL) runs on the calling
    * thread when no worker is idle, instead of waiting or starting one: a worker's start-up (~0.1–0.15 CPU-s: an
    * isolate, Node's bootstrap, better-sqlite3) costs more than the whole job on a small database (a few ms).
+   * `cpus`: the CPUs to size the pool for (default: os.availableParallelism(), which follows the process's affinity).
    */
-  constructor(options: { worker?: boolean; workers?: number; inlineBelowBytes?: number } = {}) {
+  constructor(options: { worker?: boolean; workers?: number; inlineBelowBytes?: number; cpus?: number } = {}) {
     this.useWorker = options.worker !== false && fs.existsSync(fileURLToPath(WORKER_URL));
-    this.size = Math.max(1, options.workers ?? 1);
+    // No more workers than CPUs this process may run on (its affinity: a cpuset, `taskset`): on one CPU a second
+    // worker cannot run beside the first and only adds its start-up (~0.1 CPU-s) and the switching between them.
+    this.size = Math.max(1, Math.min(options.workers ?? 1, options.cpus ?? os.availableParallelism()));
     this.inlineBelowBytes = options.inlineBelowBytes ?? 0;
+  }
+
+  /** How many workers this runner may start. */
+  get maxWorkers(): number {
+    return this.size;
   }
 
   /** Worker threads started so far (running or idle). */

@@ -1,6 +1,7 @@
 // SqliteJobRunner's worker pool, run from the compiled dist/ (the TypeScript sources have no worker file, so jobs run inline there).
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
@@ -10,6 +11,8 @@ import { makeTempDir } from "../helpers/temp-state.js";
 type Jobs = typeof import("../../src/state/sqlite-jobs.js");
 const distJobs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dist/state/sqlite-jobs.js");
 const { SqliteJobRunner } = (await import(pathToFileURL(distJobs).href)) as Jobs;
+/** util-linux taskset, to run a child on one CPU. */
+const hasTaskset = spawnSync("taskset", ["-c", "0", "true"]).status === 0;
 
 /** A database of about `bytes`, with `rows` rows in table t. */
 function makeDb(file: string, bytes: number): number {
@@ -59,17 +62,42 @@ describe("SqliteJobRunner inlineBelowBytes", () => {
 
   it("still starts the second worker for a large database, and for any database without the option", async () => {
     const { big, small } = databases();
-    const sized = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024 });
+    const sized = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024, cpus: 2 });
     runners.push(sized);
     sized.warm();
     await Promise.all([sized.run({ op: "describe", file: big, check: "integrity_check" }), sized.run({ op: "describe", file: big, check: "integrity_check" })]);
     expect(sized.startedWorkers).toBe(2);
 
-    const plain = new SqliteJobRunner({ workers: 2 });
+    const plain = new SqliteJobRunner({ workers: 2, cpus: 2 });
     runners.push(plain);
     plain.warm();
     await Promise.all([plain.run({ op: "describe", file: big, check: "integrity_check" }), plain.run({ op: "describe", file: small, check: "integrity_check" })]);
     expect(plain.startedWorkers).toBe(2);
+  });
+
+  it("starts no more workers than the process has CPUs: on one CPU both large jobs share one worker", async () => {
+    const { big, bigRows } = databases();
+    const runner = new SqliteJobRunner({ workers: 2, cpus: 1 });
+    runners.push(runner);
+    expect(runner.maxWorkers).toBe(1);
+    const [a, b] = await Promise.all([runner.run({ op: "describe", file: big, check: "integrity_check" }), runner.run({ op: "describe", file: big, check: "integrity_check" })]);
+    expect([a.rowCounts, b.rowCounts]).toEqual([{ t: bigRows }, { t: bigRows }]);
+    expect(runner.startedWorkers).toBe(1);
+  });
+
+  it.skipIf(!hasTaskset)("takes the CPU count from the process's affinity by default (one CPU under taskset: one worker)", async () => {
+    const script = `const { SqliteJobRunner } = await import(${JSON.stringify(pathToFileURL(distJobs).href)}); const r = new SqliteJobRunner({ workers: 2 }); console.log(r.maxWorkers);`;
+    const run = (args: string[]): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const child = spawn(args[0]!, args.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
+        let out = "";
+        child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+        child.on("error", reject);
+        child.on("close", () => resolve(out.trim()));
+      });
+    expect(await run(["taskset", "-c", "0", process.execPath, "--input-type=module", "-e", script])).toBe("1");
+    const all = await run([process.execPath, "--input-type=module", "-e", script]);
+    expect(all).toBe(String(Math.min(2, os.availableParallelism())));
   });
 
   it("sends a small database's job to an idle worker (no inline work when nothing waits)", async () => {
