@@ -9,9 +9,9 @@
 //   BENCH_BACKUP_PLAIN_FILES (default 3019) retired JSONL files, BENCH_BACKUP_PLAIN_MB (default 224) MiB in all,
 //   under migrated/<run id>/: issue 26's state, where its targets are set (96 / 1500 / 64 is the smaller shape
 //   earlier passes ran; there a create's fixed cost, ~0.25 CPU-s of start-up, is a larger share).
-// Each side runs in the same process run, alternating which goes first, BENCH_ROUNDS (default 3; BENCH_BACKUP_REPEAT
-// is an alias) rounds, medians; the tool's CPU-seconds (user + system of the child and its children) and wall, and
-// its peak RSS; the tool runs through bin/openclaw-state.js, as operators run it (a restart it makes is counted).
+// Each side runs in the same process run, alternating which goes first, BENCH_ROUNDS (default 5, as issue 26 measured;
+// BENCH_BACKUP_REPEAT is an alias) rounds, medians; the tool's CPU-seconds (user + system of the child and its
+// children) and wall, and its peak RSS; the tool runs through bin/openclaw-state.js, as operators run it (a restart it makes is counted).
 // The floor (bench/backup-floor.mjs, the tool's own better-sqlite3 and codec, in-process):
 // create = VACUUM INTO of each DB + integrity_check of the snapshots + read + compress of the archived tree + sha256
 // of it + read-back (decode + sha256); restore = `tar -xf` of the tool's archive (`--zstd` / `-z`, whichever codec
@@ -37,7 +37,7 @@ const { openAgentDatabase, openGlobalDatabase } = await import(pathToFileURL(pat
 const { resolveStatePaths } = await import(pathToFileURL(path.join(dist, "state", "paths.js")).href);
 const sizeMb = Number(process.env.BENCH_BACKUP_MB ?? 256);
 const agents = Number(process.env.BENCH_BACKUP_AGENTS ?? 4);
-const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? process.env.BENCH_BACKUP_REPEAT ?? 3));
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? process.env.BENCH_BACKUP_REPEAT ?? 5));
 const work = path.join(process.env.BENCH_TMP ?? path.join(root, ".bench-tmp"), `backup-${process.pid}`);
 const home = path.join(work, "home");
 const stateDir = path.join(home, ".openclaw");
@@ -152,8 +152,9 @@ function timed(cmd, args, options = {}) {
   if (run.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${run.status}: ${run.stderr}`);
   // The last line of `times` is the children's user and system time, e.g. "0m1.250s 0m0.310s".
   const t = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(run.stderr);
-  const cpu = t ? Number(t[1]) * 60 + Number(t[2]) + Number(t[3]) * 60 + Number(t[4]) : Number.NaN;
-  return { seconds, cpu, stdout: run.stdout, stderr: run.stderr };
+  const sys = t ? Number(t[3]) * 60 + Number(t[4]) : Number.NaN;
+  const cpu = t ? Number(t[1]) * 60 + Number(t[2]) + sys : Number.NaN;
+  return { seconds, cpu, sys, stdout: run.stdout, stderr: run.stderr };
 }
 
 /**
@@ -237,10 +238,10 @@ function floorChild(args) {
   return JSON.parse(run.stdout.trim().split("\n").pop()).components;
 }
 
-/** Sums components into one measurement (cpu, wall: the floor does them one after another on one core). */
+/** Sums components into one measurement (cpu, sys, wall: the floor does them one after another on one core). */
 function sum(components) {
   const parts = Object.values(components);
-  return { cpu: parts.reduce((n, p) => n + p.cpu, 0), seconds: parts.reduce((n, p) => n + p.wall, 0), components };
+  return { cpu: parts.reduce((n, p) => n + p.cpu, 0), sys: parts.reduce((n, p) => n + (p.sys ?? Number.NaN), 0), seconds: parts.reduce((n, p) => n + p.wall, 0), components };
 }
 
 async function runShape(shape, setup) {
@@ -414,14 +415,14 @@ async function runShape(shape, setup) {
       tarOnly.push(tarX);
       const check = floorChild(["check", xdir]);
       const sync = timed("sync", ["-f", xdir]);
-      floorRestore.push(sum({ tarX: { cpu: tarX.cpu, wall: tarX.seconds }, ...check, syncFs: { cpu: sync.cpu, wall: sync.seconds } }));
+      floorRestore.push(sum({ tarX: { cpu: tarX.cpu, sys: tarX.sys, wall: tarX.seconds }, ...check, syncFs: { cpu: sync.cpu, sys: sync.sys, wall: sync.seconds } }));
       setAside(xdir);
       // The tool's codec: the checks are the same bytes' (taken from above), the decode and the extraction are its own.
       const { decode } = floorChild(["decode", ours, compression]);
       fs.mkdirSync(xdir);
       const untar = timed(...onCore("tar", ["-x", "-f", decodedTar, "-C", xdir]));
       const sync2 = timed("sync", ["-f", xdir]);
-      floorOwnCodec.push(sum({ decode, untar: { cpu: untar.cpu, wall: untar.seconds }, ...check, syncFs: { cpu: sync2.cpu, wall: sync2.seconds } }));
+      floorOwnCodec.push(sum({ decode, untar: { cpu: untar.cpu, sys: untar.sys, wall: untar.seconds }, ...check, syncFs: { cpu: sync2.cpu, sys: sync2.sys, wall: sync2.seconds } }));
       // What a verify must do at least: decode every byte, hash it, integrity_check each database (no files written).
       floorVerify.push(sum({ decode, ...check }));
       setAside(xdir);
@@ -515,10 +516,11 @@ async function main() {
         peakRssMb: rss / 1024 / 1024,
       });
     }
-    // Each round's CPU-s, in run order: the medians above hide how far apart the rounds were on a noisy machine.
+    // Each round's CPU-s, in run order: the medians above hide how far apart the rounds were on a noisy machine; the
+    // system part beside each (where it was measured) says whether the spread is the kernel's (page cache, inodes).
     for (const row of rows) {
-      const list = (runs) => runs.map((r) => r.cpu.toFixed(2)).join(" ");
-      console.log(`  rounds, CPU-s: ${row.name}: ours ${list(row.ours)}${row.base && row.base.length > 0 ? `; base ${list(row.base)}` : ""}`);
+      const list = (runs) => runs.map((r) => `${r.cpu.toFixed(2)}${Number.isFinite(r.sys) ? `/${r.sys.toFixed(2)}` : ""}`).join(" ");
+      console.log(`  rounds, CPU-s (total/system): ${row.name}: ours ${list(row.ours)}${row.base && row.base.length > 0 ? `; base ${list(row.base)}` : ""}`);
     }
     printComponents("create floor components (medians)", rows.find((r) => r.name.startsWith("backup create (verified) vs"))?.base);
     printComponents("restore floor components (medians)", rows.find((r) => r.name.startsWith("backup restore --target"))?.base);

@@ -37,5 +37,10 @@ describe("bench/backup-floor.mjs check", () => {
     const { components } = JSON.parse(run.stdout.trim().split("\n").pop()!);
     expect(Object.keys(components).sort()).toEqual(["integrityCheck", "sha256"]);
     expect(components.integrityCheck.cpu).toBeGreaterThanOrEqual(0);
+    // The system part is reported beside the total (the bench prints it per round), and is part of it.
+    for (const c of Object.values(components) as Array<{ cpu: number; sys: number }>) {
+      expect(c.sys).toBeGreaterThanOrEqual(0);
+      expect(c.sys).toBeLessThanOrEqual(c.cpu + 1e-9);
+    }
   });
 });
