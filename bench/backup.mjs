@@ -116,6 +116,45 @@ function setAside(p) {
   fs.renameSync(p, path.join(aside, String(asideCount++)));
 }
 
+/**
+ * Starts each measured step with the page cache holding what the step reads and nothing the bench set aside (root:
+ * /proc/sys/vm/drop_caches; BENCH_DROP_CACHES=0 turns it off). Fourteenth pass: with every copy kept, the page cache
+ * filled up over a run and both sides' system time rose round by round as new pages had to be reclaimed first (the
+ * dbs floor's restore 0.53 -> 1.11 system CPU-s over 5 rounds, the tool's alike), most for whichever side ran later.
+ * Dropping everything instead made every input cold, which changes the question (an unchanged create then pays for
+ * reading the earlier archive from disk, restic's re-run reads almost nothing): so the inputs are read back in after
+ * the drop, outside the timing. `warm` is every dir or file a step may read: the state and the archives in use.
+ */
+const dropCachesFile = "/proc/sys/vm/drop_caches";
+const dropCaches = process.env.BENCH_DROP_CACHES !== "0" && (() => {
+  try {
+    fs.accessSync(dropCachesFile, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const warm = new Set();
+function readAll(p) {
+  const st = fs.statSync(p, { throwIfNoEntry: false });
+  if (!st) return;
+  if (st.isDirectory()) {
+    for (const name of fs.readdirSync(p)) readAll(path.join(p, name));
+    return;
+  }
+  if (!st.isFile()) return;
+  const fd = fs.openSync(p, "r");
+  const buf = Buffer.allocUnsafe(1024 * 1024);
+  while (fs.readSync(fd, buf, 0, buf.length, null) > 0);
+  fs.closeSync(fd);
+}
+function settle() {
+  if (!dropCaches) return;
+  spawnSync("sync");
+  fs.writeFileSync(dropCachesFile, "1");
+  for (const p of warm) readAll(p);
+}
+
 function buildState(shape) {
   if (fs.existsSync(home)) setAside(home);
   fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
@@ -175,6 +214,7 @@ function tool(args, options = {}) {
     process.exitCode = code;
   });`;
   const argv = fs.existsSync(bin) ? ["--import", pathToFileURL(hook).href, bin, ...args] : ["--input-type=module", "-e", script];
+  settle();
   const run = timed(...(options.pinned ? onCore(process.execPath, argv) : [process.execPath, argv]), { env });
   const rss = Number([...run.stderr.matchAll(/MAXRSS_KB (\d+)/g)].pop()?.[1] ?? 0) * 1024;
   return { ...run, rss };
@@ -225,8 +265,8 @@ function mb(bytes) {
 /** Runs a and b in turn, `rounds` times, alternating which goes first (drift and cache warmth hit both). */
 function alternate(a, b) {
   for (let round = 0; round < rounds; round += 1) {
-    if (round % 2 === 0) (a(round), b(round));
-    else (b(round), a(round));
+    if (round % 2 === 0) (settle(), a(round), settle(), b(round));
+    else (settle(), b(round), settle(), a(round));
   }
 }
 
@@ -265,6 +305,8 @@ async function runShape(shape, setup) {
   // Plain files the unchanged run can copy unread (smaller ones share blocks and are always read).
   const reusableFiles = others.filter((f) => fs.statSync(f).size >= 16 * 1024).length;
   const outDir = path.join(work, `out-${shape}`);
+  warm.clear();
+  warm.add(home).add(outDir);
   fs.mkdirSync(outDir, { recursive: true });
   const planFile = path.join(work, "floor-plan.json");
   fs.writeFileSync(planFile, JSON.stringify({ work, compression, dbs, others }));
@@ -315,6 +357,7 @@ async function runShape(shape, setup) {
   const resticSame = [];
   const repo = path.join(work, `restic-repo-${shape}`);
   if (haveRestic) timed("restic", ["init", "-q", "-r", repo], { env: resticEnv });
+  warm.add(repo).add(resticEnv.RESTIC_CACHE_DIR);
   // Plain files are lent only by the newest verified archive, so each run's archive is kept until the next one has
   // run (deleting it at once made every later run read the plain files afresh).
   let previous = JSON.parse(tool(["backup", "create", "--output", `${outDir}/`, "--json"]).stdout).archivePath;
@@ -527,7 +570,7 @@ async function main() {
     printComponents("restore floor with the tool's codec (medians)", rows.find((r) => r.name.startsWith("restore --target vs floor"))?.base);
   }
   for (const n of notes) console.log(`note: ${n}`);
-  console.log(`peak RSS target < ${mb(rssLimit)} (child process maxRSS, worker thread included). Tool CPU includes Node start-up; floor components do not. ${pin ? `Rows judged on the floor ran both sides on CPU ${pinCpu} (BENCH_PIN_CPU=off: unpinned).` : "Unpinned: taskset is missing or BENCH_PIN_CPU=off."}`);
+  console.log(`peak RSS target < ${mb(rssLimit)} (child process maxRSS, worker thread included). Tool CPU includes Node start-up; floor components do not. ${dropCaches ? "Before each measured step the page cache was dropped and the state and archives read back in (BENCH_DROP_CACHES=0: off). " : "Page cache not dropped between steps (needs write access to /proc/sys/vm/drop_caches). "}${pin ? `Rows judged on the floor ran both sides on CPU ${pinCpu} (BENCH_PIN_CPU=off: unpinned).` : "Unpinned: taskset is missing or BENCH_PIN_CPU=off."}`);
   if (!process.env.BENCH_KEEP) fs.rmSync(work, { recursive: true, force: true });
   process.exitCode = failed ? 1 : 0;
 }
