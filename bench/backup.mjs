@@ -135,6 +135,7 @@ const dropCaches = process.env.BENCH_DROP_CACHES !== "0" && (() => {
   }
 })();
 const warm = new Set();
+const warmBuffer = Buffer.allocUnsafe(1024 * 1024);
 function readAll(p) {
   const st = fs.statSync(p, { throwIfNoEntry: false });
   if (!st) return;
@@ -144,8 +145,7 @@ function readAll(p) {
   }
   if (!st.isFile()) return;
   const fd = fs.openSync(p, "r");
-  const buf = Buffer.allocUnsafe(1024 * 1024);
-  while (fs.readSync(fd, buf, 0, buf.length, null) > 0);
+  while (fs.readSync(fd, warmBuffer, 0, warmBuffer.length, null) > 0);
   fs.closeSync(fd);
 }
 function settle() {

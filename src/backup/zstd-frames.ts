@@ -219,13 +219,13 @@ function afterBlock(frame: FrameInfo, bound: number, last: boolean): State {
   return frame.checksum ? { at: "checksum", left: 4 } : { at: "magic" };
 }
 
-/** Frame header size (magic included) from its descriptor byte. */
 /** A block's 3-byte header at `at`: last-block flag, type (0 raw, 1 RLE, 2 compressed, 3 reserved) and size field. */
 function parseBlockHeader(bytes: Buffer, at: number): { last: boolean; type: number; size: number } {
   const h = bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16);
   return { last: (h & 1) === 1, type: (h >> 1) & 3, size: h >>> 3 };
 }
 
+/** Frame header size (magic included) from its descriptor byte. */
 function headerSize(fhd: number): number {
   const fcsFlag = fhd >> 6;
   const single = (fhd >> 5) & 1;
