@@ -208,7 +208,7 @@ export async function createBackup(options: CreateBackupOptions): Promise<Create
       reuseFiles = reusable.files;
       search = reusable.search;
       // A large database to snapshot: its worker starts now, beside the writer's set-up.
-      if (entries.some((e) => e.type === "file" && e.database && e.size >= SMALL_DATABASE_BYTES && !search.candidates.has(e.absPath))) runner.warm();
+      runner.warmFor(entries.flatMap((e) => (e.type === "file" && e.database && !search.candidates.has(e.absPath) ? [e.size] : [])));
       for (const r of search.refused) {
         if (r.mismatch) warnings.push(`Did not reuse the earlier snapshot of ${r.path} from ${r.archivePath}: ${r.reason}; it was snapshotted afresh.`);
       }

@@ -353,9 +353,10 @@ export async function restoreBackup(options: RestoreBackupOptions): Promise<Rest
   if (options.confirm && !(await options.confirm(plan))) return { ...result, status: "declined" };
 
   // Two workers: database checks are the slowest part of a restore and run beside the inflate. A small database
-  // (the global DB beside one large agent DB) is checked on this thread rather than starting the second worker.
+  // (the global DB beside one large agent DB) is checked on this thread rather than starting the second worker; when
+  // the manifest lists no database a worker would take, none starts unless a file turns out to need one.
   const runner = new SqliteJobRunner({ workers: 2, inlineBelowBytes: SMALL_DATABASE_BYTES });
-  runner.warm();
+  runner.warmFor(manifest.databases.map((d) => d.sizeBytes));
   // The read-only lease check runs beside the extraction (which only writes staging); a held lease stops it. It
   // starts once the first read is queued: loading the storage core for it takes ~0.2 s of the main thread, which
   // used to hold back the worker start-up and the first inflate.

@@ -33,6 +33,14 @@ export const SMALL_DATABASE_BYTES = 4 * 1024 * 1024;
  */
 export const INLINE_BUSY_TIMEOUT_MS = 200;
 
+/**
+ * On one CPU, a runner that inlines small jobs at all (`inlineBelowBytes`) inlines jobs on databases below this too:
+ * there a worker cannot run beside the calling thread, so it buys no speed and costs its start-up (0.05–0.1 CPU-s,
+ * ~4% of a restore of four 55 MiB agent databases). The price is the calling thread's event loop (Ctrl-C, progress)
+ * waiting for one such job: an integrity_check of 64 MiB takes ~0.15–0.3 s.
+ */
+export const ONE_CPU_INLINE_BYTES = 64 * 1024 * 1024;
+
 function isLockError(error: unknown): boolean {
   const code = String((error as { code?: unknown } | null)?.code ?? "");
   return code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED");
@@ -68,14 +76,22 @@ export class SqliteJobRunner {
    * `inlineBelowBytes`: any job on a file smaller than this (a snapshot: its source and WAL) runs on the calling
    * thread when no worker is idle, instead of waiting or starting one: a worker's start-up (~0.1–0.15 CPU-s: an
    * isolate, Node's bootstrap, better-sqlite3) costs more than the whole job on a small database (a few ms).
-   * `cpus`: the CPUs to size the pool for (default: os.availableParallelism(), which follows the process's affinity).
+   * `cpus`: the CPUs to size the pool for (default: os.availableParallelism(), which follows the process's affinity);
+   * on one CPU `inlineBelowBytes` is raised to ONE_CPU_INLINE_BYTES.
    */
   constructor(options: { worker?: boolean; workers?: number; inlineBelowBytes?: number; cpus?: number } = {}) {
     this.useWorker = options.worker !== false && fs.existsSync(fileURLToPath(WORKER_URL));
     // No more workers than CPUs this process may run on (its affinity: a cpuset, `taskset`): on one CPU a second
     // worker cannot run beside the first and only adds its start-up (~0.1 CPU-s) and the switching between them.
-    this.size = Math.max(1, Math.min(options.workers ?? 1, options.cpus ?? os.availableParallelism()));
-    this.inlineBelowBytes = options.inlineBelowBytes ?? 0;
+    const cpus = options.cpus ?? os.availableParallelism();
+    this.size = Math.max(1, Math.min(options.workers ?? 1, cpus));
+    const inline = options.inlineBelowBytes ?? 0;
+    this.inlineBelowBytes = inline > 0 && cpus <= 1 ? Math.max(inline, ONE_CPU_INLINE_BYTES) : inline;
+  }
+
+  /** The size below which a job runs on the calling thread when no worker is idle (0: never). */
+  get inlineLimit(): number {
+    return this.inlineBelowBytes;
   }
 
   /** How many workers this runner may start. */
@@ -91,6 +107,20 @@ export class SqliteJobRunner {
   /** Starts a worker now, so its start-up overlaps with the caller's planning. */
   warm(): void {
     if (this.useWorker && this.workers.length === 0) this.spawn();
+  }
+
+  /**
+   * Starts a worker now when a job on a database of one of these sizes would need one (not inline), so its start-up
+   * overlaps with the caller's planning; when every one would run inline, no worker is started at all. The sizes
+   * only decide this head start: each job still goes by its file's real size.
+   */
+  warmFor(sizes: Iterable<number>): void {
+    for (const size of sizes) {
+      if (!Number.isFinite(size) || size >= this.inlineBelowBytes) {
+        this.warm();
+        return;
+      }
+    }
   }
 
   run<J extends SqliteJob>(job: J): Promise<SqliteJobResult<J>> {

@@ -10,7 +10,7 @@ import { makeTempDir } from "../helpers/temp-state.js";
 
 type Jobs = typeof import("../../src/state/sqlite-jobs.js");
 const distJobs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dist/state/sqlite-jobs.js");
-const { SqliteJobRunner } = (await import(pathToFileURL(distJobs).href)) as Jobs;
+const { ONE_CPU_INLINE_BYTES, SqliteJobRunner } = (await import(pathToFileURL(distJobs).href)) as Jobs;
 /** util-linux taskset, to run a child on one CPU. */
 const hasTaskset = spawnSync("taskset", ["-c", "0", "true"]).status === 0;
 
@@ -45,7 +45,7 @@ describe("SqliteJobRunner inlineBelowBytes", () => {
 
   it("checks a small database on the calling thread while the worker is busy, instead of starting a second one", async () => {
     const { big, small, bigRows, smallRows } = databases();
-    const runner = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024 });
+    const runner = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024, cpus: 2 });
     runners.push(runner);
     runner.warm();
     const [a, b] = await Promise.all([runner.run({ op: "describe", file: big, check: "integrity_check" }), runner.run({ op: "describe", file: small, check: "integrity_check" })]);
@@ -100,9 +100,53 @@ describe("SqliteJobRunner inlineBelowBytes", () => {
     expect(all).toBe(String(Math.min(2, os.availableParallelism())));
   });
 
+  it("on one CPU checks databases below ONE_CPU_INLINE_BYTES on the calling thread and starts no worker; a larger one gets the worker", async () => {
+    const { dir, big, small, bigRows, smallRows } = databases();
+    const one = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024, cpus: 1 });
+    runners.push(one);
+    expect(one.inlineLimit).toBe(ONE_CPU_INLINE_BYTES);
+    // warmFor: no head start when every listed database would be checked inline.
+    one.warmFor([fs.statSync(big).size, fs.statSync(small).size]);
+    expect(one.startedWorkers).toBe(0);
+    const [a, b, c] = await Promise.all([
+      one.run({ op: "describe", file: big, check: "integrity_check" }),
+      one.run({ op: "describe", file: big, check: "integrity_check" }),
+      one.run({ op: "describe", file: small, check: "integrity_check" }),
+    ]);
+    expect([a.rowCounts, b.rowCounts, c.rowCounts]).toEqual([{ t: bigRows }, { t: bigRows }, { t: smallRows }]);
+    expect(a.problems).toEqual([]);
+    expect(one.startedWorkers).toBe(0);
+    // A file at the limit (sparse: no database, which the worker reports) goes to a worker.
+    const huge = path.join(dir, "huge.sqlite");
+    fs.writeFileSync(huge, "");
+    fs.truncateSync(huge, ONE_CPU_INLINE_BYTES);
+    await expect(one.run({ op: "describe", file: huge, check: "integrity_check" })).rejects.toThrow();
+    expect(one.startedWorkers).toBe(1);
+
+    // Only runners that inline at all are raised; on two CPUs the limit is the caller's.
+    expect(new SqliteJobRunner({ workers: 2, cpus: 1 }).inlineLimit).toBe(0);
+    expect(new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024, cpus: 2 }).inlineLimit).toBe(4 * 1024 * 1024);
+  });
+
+  it("warmFor starts a worker ahead only for a database a worker would take", async () => {
+    const two = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024, cpus: 2 });
+    runners.push(two);
+    two.warmFor([20 * 1024, 1024 * 1024]);
+    expect(two.startedWorkers).toBe(0);
+    two.warmFor([]);
+    expect(two.startedWorkers).toBe(0);
+    two.warmFor([20 * 1024, 6 * 1024 * 1024]);
+    expect(two.startedWorkers).toBe(1);
+    // A size that is no number (a hostile manifest's) means "may be large".
+    const other = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024, cpus: 2 });
+    runners.push(other);
+    other.warmFor([Number.NaN]);
+    expect(other.startedWorkers).toBe(1);
+  });
+
   it("sends a small database's job to an idle worker (no inline work when nothing waits)", async () => {
     const { small, smallRows } = databases();
-    const runner = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024 });
+    const runner = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024, cpus: 2 });
     runners.push(runner);
     runner.warm();
     const info = await runner.run({ op: "describe", file: small, check: "integrity_check" });
@@ -114,7 +158,7 @@ describe("SqliteJobRunner inlineBelowBytes", () => {
     const { dir, big } = databases();
     const bad = path.join(dir, "bad.sqlite");
     fs.writeFileSync(bad, "not a database at all, just text padding to look like a file".repeat(10));
-    const runner = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024 });
+    const runner = new SqliteJobRunner({ workers: 2, inlineBelowBytes: 4 * 1024 * 1024, cpus: 2 });
     runners.push(runner);
     runner.warm();
     const busy = runner.run({ op: "describe", file: big, check: "integrity_check" });
@@ -125,7 +169,7 @@ describe("SqliteJobRunner inlineBelowBytes", () => {
 
   it("snapshots a small database on the calling thread when no worker runs; a large one, or a small file beside a large WAL, on a worker", async () => {
     const { dir, big, small, smallRows } = databases();
-    const runner = new SqliteJobRunner({ inlineBelowBytes: 4 * 1024 * 1024 });
+    const runner = new SqliteJobRunner({ inlineBelowBytes: 4 * 1024 * 1024, cpus: 2 });
     runners.push(runner);
     const copy = path.join(dir, "small-copy.sqlite");
     await runner.run({ op: "snapshot", source: small, dest: copy });
@@ -151,7 +195,7 @@ describe("SqliteJobRunner inlineBelowBytes", () => {
       writer.close();
     }
     const bigCopy = path.join(dir, "big-copy.sqlite");
-    const sized = new SqliteJobRunner({ inlineBelowBytes: 4 * 1024 * 1024 });
+    const sized = new SqliteJobRunner({ inlineBelowBytes: 4 * 1024 * 1024, cpus: 2 });
     runners.push(sized);
     await sized.run({ op: "snapshot", source: big, dest: bigCopy });
     expect(sized.startedWorkers).toBe(1);
@@ -164,7 +208,7 @@ describe("SqliteJobRunner inlineBelowBytes", () => {
     const holder = spawn(process.execPath, ["-e", `const D = require("better-sqlite3"); const d = new D(${JSON.stringify(small)}); d.exec("BEGIN EXCLUSIVE"); console.log("locked"); setTimeout(() => { d.exec("COMMIT"); d.close(); }, 1500);`], { cwd: path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../.."), stdio: ["ignore", "pipe", "inherit"] });
     const exited = new Promise((resolve) => holder.on("exit", resolve));
     await new Promise<void>((resolve) => holder.stdout!.once("data", () => resolve()));
-    const runner = new SqliteJobRunner({ inlineBelowBytes: 4 * 1024 * 1024 });
+    const runner = new SqliteJobRunner({ inlineBelowBytes: 4 * 1024 * 1024, cpus: 2 });
     runners.push(runner);
     let ticks = 0;
     const timer = setInterval(() => (ticks += 1), 20);
