@@ -86,7 +86,7 @@ export interface WriteArchiveResult {
 
 interface Snapshot {
   file: string;
-  /** VACUUM INTO finished (the file is complete and fsynced). */
+  /** VACUUM INTO finished (the file is complete; not fsynced: it is a temp copy, and the archive it goes into is fsynced). */
   taken: Promise<unknown>;
   /** integrity_check, page stats and row counts of the snapshot. */
   info: Promise<DatabaseFileInfo>;
