@@ -148,14 +148,18 @@ function readAll(p) {
   while (fs.readSync(fd, warmBuffer, 0, warmBuffer.length, null) > 0);
   fs.closeSync(fd);
 }
+/** True from a settle until the next step runs (or the state is rebuilt): settling again before it would redo the same drop and reads. */
+let settled = false;
 function settle() {
-  if (!dropCaches) return;
+  if (!dropCaches || settled) return;
   spawnSync("sync");
   fs.writeFileSync(dropCachesFile, "1");
   for (const p of warm) readAll(p);
+  settled = true;
 }
 
 function buildState(shape) {
+  settled = false;
   if (fs.existsSync(home)) setAside(home);
   fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   fs.writeFileSync(paths.configPath, JSON.stringify({ agents: { defaults: { model: "bench" } } }));
@@ -186,6 +190,7 @@ function buildState(shape) {
  */
 function timed(cmd, args, options = {}) {
   const start = process.hrtime.bigint();
+  settled = false;
   const run = spawnSync("bash", ["-c", '"$@"; rc=$?; times >&2; exit $rc', "bash", cmd, ...args], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, ...options });
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   if (run.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${run.status}: ${run.stderr}`);
@@ -273,6 +278,7 @@ function alternate(a, b) {
 /** Runs the floor helper (bench/backup-floor.mjs) in a child; returns its components ({ name: { cpu, wall } }). */
 function floorChild(args) {
   const argv = [path.join(root, "bench", "backup-floor.mjs"), ...args];
+  settled = false;
   const run = spawnSync(...onCore(process.execPath, argv), { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
   if (run.status !== 0) throw new Error(`backup-floor.mjs ${args.join(" ")} exited ${run.status}: ${run.stderr}`);
   return JSON.parse(run.stdout.trim().split("\n").pop()).components;
