@@ -7,10 +7,10 @@ interface V1Identity { session_id: string; event_id: string; seq: number; event_
 
 /** Transcript rows as plain rows (event_json set; no zstd/navigation, which 9.6 reads as valid), identities, watermarks. */
 export function upgradeTranscripts(ctx: AgentUpgradeContext, windows: Set<string>): void {
-  const events = ctx.rows<V1Event>("transcript_events", "session_id, seq");
   const withEvents = new Set<string>();
-  const headers = new Map<string, V1Event>();
-  for (const e of events) {
+  // Only the session header's identity is kept from the events: the lines themselves stream through.
+  const headers = new Map<string, { eventId: string; createdAt: number }>();
+  for (const e of ctx.iterate<V1Event>("transcript_events", "session_id, seq")) {
     if (!windows.has(e.session_id)) {
       ctx.skip("transcript_events", "agent.transcript.no-window", `transcript row ${e.session_id}#${e.seq}: its session has no window; kept in the design-v1 file.`);
       continue;
@@ -20,9 +20,12 @@ export function upgradeTranscripts(ctx: AgentUpgradeContext, windows: Set<string
       event_zstd: null, event_utf8_bytes: Buffer.byteLength(e.event_json, "utf8"), navigation_json: null,
     });
     withEvents.add(e.session_id);
-    if (e.seq === 0) headers.set(e.session_id, e);
+    ctx.handled(e.event_json.length);
+    if (e.seq !== 0) continue;
+    const event = safeParse(e.event_json);
+    if (event?.type === "session" && typeof event.id === "string" && event.id.trim() !== "") headers.set(e.session_id, { eventId: event.id.trim(), createdAt: e.created_at });
   }
-  for (const i of ctx.rows<V1Identity>("transcript_event_identities", "session_id, seq")) {
+  for (const i of ctx.iterate<V1Identity>("transcript_event_identities", "session_id, seq")) {
     if (!withEvents.has(i.session_id)) {
       ctx.skip("transcript_event_identities", "agent.transcript.no-window", `identity ${i.session_id}/${i.event_id}: its transcript row was not written; kept in the design-v1 file.`);
       continue;
@@ -35,10 +38,8 @@ export function upgradeTranscripts(ctx: AgentUpgradeContext, windows: Set<string
   }
   // 9.6 also gives the session header an identity (event id = the session id); ours never did.
   for (const [sessionId, header] of headers) {
-    const event = safeParse(header.event_json);
-    if (event?.type !== "session" || typeof event.id !== "string" || event.id.trim() === "") continue;
     ctx.insert("transcript_event_identities", {
-      session_id: sessionId, event_id: event.id.trim(), seq: 0, event_type: "session", parent_id: null, message_idempotency_key: null, created_at: header.created_at,
+      session_id: sessionId, event_id: header.eventId, seq: 0, event_type: "session", parent_id: null, message_idempotency_key: null, created_at: header.createdAt,
     }, "ignore");
   }
   // A fresh rewrite generation per transcript, as 9.6's first append creates one; ours (an integer counter) means
@@ -54,17 +55,26 @@ interface V1Trajectory { session_id: string; run_id: string; seq: number; event_
 
 /** 9.6 numbers trajectory rows per session (run_id a column); ours per (session, run). Written only when seqs do not collide. */
 export function upgradeTrajectory(ctx: AgentUpgradeContext, windows: Set<string>): void {
-  const rows = ctx.rows<V1Trajectory>("trajectory_runtime_events", "session_id, seq, run_id");
-  const bySession = new Map<string, V1Trajectory[]>();
-  for (const r of rows) bySession.set(r.session_id, [...(bySession.get(r.session_id) ?? []), r]);
-  for (const [sessionId, list] of bySession) {
-    const seqs = new Set(list.map((r) => r.seq));
-    if (!windows.has(sessionId) || seqs.size !== list.length) {
-      ctx.skip("trajectory_runtime_events", "agent.trajectory.seq-collision", `${list.length} trajectory row(s) of session ${sessionId}: ${windows.has(sessionId) ? "several runs reuse the same seq, and OpenClaw numbers them per session; renumbering would be a guess" : "the session has no window"}; kept in the design-v1 file.`, list.length);
-      continue;
+  // Rows arrive grouped by session: one session's rows are held at a time.
+  let list: V1Trajectory[] = [];
+  for (const r of ctx.iterate<V1Trajectory>("trajectory_runtime_events", "session_id, seq, run_id")) {
+    if (list.length > 0 && list[0]!.session_id !== r.session_id) {
+      writeTrajectorySession(ctx, windows, list);
+      list = [];
     }
-    for (const r of list) ctx.insert("trajectory_runtime_events", { session_id: r.session_id, seq: r.seq, run_id: r.run_id, event_json: r.event_json, created_at: r.created_at });
+    list.push(r);
   }
+  if (list.length > 0) writeTrajectorySession(ctx, windows, list);
+}
+
+function writeTrajectorySession(ctx: AgentUpgradeContext, windows: Set<string>, list: V1Trajectory[]): void {
+  const sessionId = list[0]!.session_id;
+  const seqs = new Set(list.map((r) => r.seq));
+  if (!windows.has(sessionId) || seqs.size !== list.length) {
+    ctx.skip("trajectory_runtime_events", "agent.trajectory.seq-collision", `${list.length} trajectory row(s) of session ${sessionId}: ${windows.has(sessionId) ? "several runs reuse the same seq, and OpenClaw numbers them per session; renumbering would be a guess" : "the session has no window"}; kept in the design-v1 file.`, list.length);
+    return;
+  }
+  for (const r of list) ctx.insert("trajectory_runtime_events", { session_id: r.session_id, seq: r.seq, run_id: r.run_id, event_json: r.event_json, created_at: r.created_at });
 }
 
 /** Memory index and cache tables whose columns match 9.6's (its memory triggers bump memory_index_state themselves). */
@@ -74,18 +84,18 @@ export function upgradeMemoryAndCache(ctx: AgentUpgradeContext): void {
     ctx.insert("memory_index_sources", { path: r.path, source: r.source, hash: r.hash, mtime: r.mtime, size: r.size });
   }
   type Chunk = { id: string; path: string; source: string; start_line: number; end_line: number; hash: string; model: string; text: string; embedding: unknown; updated_at: number };
-  for (const r of ctx.rows<Chunk>("memory_index_chunks", "id")) {
+  for (const r of ctx.iterate<Chunk>("memory_index_chunks", "id")) {
     // STRICT BLOB column: embeddings older indexes stored as JSON text become their UTF-8 bytes.
     const embedding = Buffer.isBuffer(r.embedding) ? r.embedding : Buffer.from(String(r.embedding), "utf8");
     if (!Buffer.isBuffer(r.embedding)) ctx.note("agent.memory.embedding-text", `memory chunk ${r.id}: its text embedding is stored as UTF-8 bytes (OpenClaw's column is a STRICT BLOB).`);
     ctx.insert("memory_index_chunks", { id: r.id, path: r.path, source: r.source, start_line: r.start_line, end_line: r.end_line, hash: r.hash, model: r.model, text: r.text, embedding, updated_at: r.updated_at });
   }
   type Cached = { provider: string; model: string; provider_key: string; hash: string; embedding: Buffer; dims: number | null; updated_at: number };
-  for (const r of ctx.rows<Cached>("memory_embedding_cache", "provider, model, provider_key, hash")) ctx.insert("memory_embedding_cache", r);
+  for (const r of ctx.iterate<Cached>("memory_embedding_cache", "provider, model, provider_key, hash")) ctx.insert("memory_embedding_cache", r);
   const states = ctx.rows<{ id: number; revision: number }>("memory_index_state", "id");
   if (states.length > 0) ctx.skip("memory_index_state", "agent.memory.revision-recounted", "memory_index_state: OpenClaw's triggers recount the revision from the copied rows; the design-v1 counter is not carried over.", states.length);
   type Cache = { scope: string; key: string; value_json: string | null; blob: Buffer | null; expires_at: number | null; updated_at: number };
-  for (const r of ctx.rows<Cache>("cache_entries", "scope, key")) ctx.insert("cache_entries", r);
+  for (const r of ctx.iterate<Cache>("cache_entries", "scope, key")) ctx.insert("cache_entries", r);
 }
 
 /** Design-v1 tables OpenClaw's agent format has no table for. */

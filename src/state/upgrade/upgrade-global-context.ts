@@ -1,6 +1,7 @@
 // Shared state of one design-v1 → OpenClaw global upgrade: the two handles, counters, notes and small row helpers.
 import type Database from "better-sqlite3";
-import type { TableCounts, UpgradeNote } from "./types.js";
+import type { NoteList } from "./note-list.js";
+import type { TableCounts } from "./types.js";
 
 export type Row = Record<string, unknown>;
 
@@ -16,7 +17,8 @@ export interface GlobalUpgradeContext {
   read: TableCounts;
   written: TableCounts;
   unmapped: TableCounts;
-  notes: UpgradeNote[];
+  /** At most NOTES_PER_CODE per code; a ledger of 20,000 orphan sources must not make 20,000 lines. */
+  notes: NoteList;
 }
 
 export function bump(counts: TableCounts, table: string, by = 1): void {
@@ -25,7 +27,24 @@ export function bump(counts: TableCounts, table: string, by = 1): void {
 }
 
 export function note(ctx: GlobalUpgradeContext, code: string, message: string): void {
-  ctx.notes.push({ code, message });
+  ctx.notes.add(code, message);
+}
+
+/**
+ * The rows of a design-v1 table one at a time (none when the table is absent), counted as read: for tables whose
+ * rows carry reports (the ledger of 20,000 imported sources held at once took ~200 MB).
+ */
+export function* eachRow(ctx: GlobalUpgradeContext, table: string, orderBy = "rowid"): Generator<Row> {
+  if (!ctx.sourceTables.has(table)) return;
+  let n = 0;
+  try {
+    for (const row of ctx.src.prepare(`SELECT * FROM "${table}" ORDER BY ${orderBy}`).iterate() as IterableIterator<Row>) {
+      n += 1;
+      yield row;
+    }
+  } finally {
+    ctx.read[table] = (ctx.read[table] ?? 0) + n;
+  }
 }
 
 /** Every row of a design-v1 table (empty when the table is absent), counted as read. */

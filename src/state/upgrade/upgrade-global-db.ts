@@ -8,6 +8,7 @@ import type { DbUpgradeResult } from "./types.js";
 import { upgradeMainAuth } from "./upgrade-global-auth.js";
 import { CHANNEL_TABLES, upgradeChannelState } from "./upgrade-global-channels.js";
 import { upgradeConfigAudit } from "./upgrade-global-config-audit.js";
+import { NoteList } from "./note-list.js";
 import { type GlobalUpgradeContext, bump, note } from "./upgrade-global-context.js";
 import { copySameMeaningTable, SAME_MEANING_TABLES } from "./upgrade-global-copy.js";
 import { upgradeCronJobs, upgradeCronRunLogs } from "./upgrade-global-cron.js";
@@ -52,7 +53,7 @@ export function upgradeGlobalDb(options: UpgradeGlobalDbOptions): DbUpgradeResul
     const result: DbUpgradeResult = { role: "global", source: options.source, target: options.target, read: {}, written: {}, unmapped: {}, notes: [] };
     try {
       const sourceTables = new Set((src.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string }>).map((r) => r.name));
-      const ctx: GlobalUpgradeContext = { src, dst, stateDir: options.stateDir, now, sourceTables, read: result.read, written: result.written, unmapped: result.unmapped, notes: result.notes };
+      const ctx: GlobalUpgradeContext = { src, dst, stateDir: options.stateDir, now, sourceTables, read: result.read, written: result.written, unmapped: result.unmapped, notes: new NoteList() };
       dst.transaction(() => {
         const stores = upgradeCronJobs(ctx);
         upgradeCronRunLogs(ctx, stores);
@@ -68,6 +69,7 @@ export function upgradeGlobalDb(options: UpgradeGlobalDbOptions): DbUpgradeResul
         upgradePluginState(ctx);
         keepUnmapped(ctx);
       }).immediate();
+      result.notes.push(...ctx.notes.list());
       // The schema_meta row read from the source is replaced by the target's own (written by createOpenclawDatabase).
       if (sourceTables.has("schema_meta")) result.read.schema_meta = (src.prepare("SELECT count(*) AS n FROM schema_meta").get() as { n: number }).n;
       const problems = [

@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { OPENCLAW_CURRENT } from "../db-format.js";
-import { type GlobalUpgradeContext, bump, insertRow, note, readAll } from "./upgrade-global-context.js";
+import { type GlobalUpgradeContext, bump, eachRow, insertRow, note, readAll } from "./upgrade-global-context.js";
 
 /** A path relative to the state dir as OpenClaw stores it; undefined when it is not below the state dir. */
 function relativeToState(ctx: GlobalUpgradeContext, file: string): string | undefined {
@@ -41,14 +41,14 @@ export function upgradeAgentDatabases(ctx: GlobalUpgradeContext): void {
  */
 export function upgradeMigrationLedger(ctx: GlobalUpgradeContext): void {
   const runIds = new Set<string>();
-  for (const row of readAll(ctx, "migration_runs", "started_at, id")) {
+  for (const row of eachRow(ctx, "migration_runs", "started_at, id")) {
     if (row.status === "running") note(ctx, "global.ledger.running", `migration run ${String(row.id)} was still 'running' in the design-v1 ledger (an interrupted run); copied as is.`);
     if (row.report_json === null) note(ctx, "global.ledger.empty-report", `migration run ${String(row.id)} had no report; written as {} (OpenClaw requires one).`);
     insertRow(ctx, "migration_runs", { id: row.id, started_at: row.started_at, finished_at: row.finished_at ?? null, status: row.status, report_json: row.report_json ?? "{}" });
     runIds.add(String(row.id));
   }
   let absolutised = 0;
-  for (const row of readAll(ctx, "migration_sources", "source_key")) {
+  for (const row of eachRow(ctx, "migration_sources", "source_key")) {
     if (!runIds.has(String(row.last_run_id))) {
       bump(ctx.unmapped, "migration_sources");
       note(ctx, "global.ledger.orphan-source", `migration source ${String(row.source_key)} names run ${String(row.last_run_id)}, which the ledger does not hold; kept in the design-v1 file only.`);

@@ -150,6 +150,25 @@ describe("upgradeAgentDb", () => {
     expect(result.notes.filter((n) => n.code === "agent.session.foreign-agent-key")).toHaveLength(1);
   }, 60_000);
 
+  it("gives each of 120 sessions no index named a node and a window, and lists 50 of their alike notes", async () => {
+    const source = path.join(makeTempDir(), "many.sqlite");
+    fs.copyFileSync(await designV1("legacy-state"), source);
+    execFileSync("sqlite3", ["-bail", source, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120) INSERT INTO sessions (session_id, session_key, session_scope, created_at, updated_at) SELECT 'orphan-' || i, 'agent:main:orphan:' || i, 'conversation', 1000 + i, 2000 + i FROM n"]);
+    const target = path.join(makeTempDir(), "agent.sqlite");
+    const result = upgradeAgentDb({ source, target, agentId: "main" });
+    expect(cli(target, "SELECT count(*) AS n FROM session_nodes WHERE session_key LIKE 'agent:main:orphan:%' AND current_session_id = 'orphan-' || substr(session_key, 19)")).toEqual([{ n: 120 }]);
+    expect(cli(target, "SELECT count(*) AS n FROM session_windows WHERE session_id LIKE 'orphan-%'")).toEqual([{ n: 120 }]);
+    expect(cli(target, "SELECT session_key, updated_at FROM session_windows WHERE session_id = 'orphan-7'")).toEqual([{ session_key: "agent:main:orphan:7", updated_at: 2007 }]);
+    // Each session row is read once, though the upgrade passes over the table twice.
+    expect(result.read.sessions).toBe(cli(source, "SELECT count(*) AS n FROM sessions")[0]!.n);
+    const synthesized = result.notes.filter((n) => n.code === "agent.session.synthesized-entry");
+    expect(synthesized).toHaveLength(51);
+    expect(synthesized.at(-1)!.message).toBe("70 more note(s) like the 50 above (agent.session.synthesized-entry) are not listed: 120 in all.");
+    expect(cli(target, "PRAGMA foreign_key_check")).toEqual([]);
+    // The scratch tables the upgrade used live in its connection's temp schema, never in the file.
+    expect(cli(target, "SELECT name FROM sqlite_master WHERE name LIKE 'upgrade_%'")).toEqual([]);
+  }, 60_000);
+
   it("refuses a file that is not the design-document v1 agent format and leaves no target", () => {
     const dir = makeTempDir();
     const source = path.join(dir, "other.sqlite");
