@@ -105,9 +105,16 @@ function reset(stateDir) {
   for (const agent of fs.readdirSync(path.join(stateDir, "agents"))) fs.rmSync(path.join(stateDir, "agents", agent, "agent"), { recursive: true, force: true });
 }
 
-function measure(mode, stateDir) {
+/** The Node flags the binary restarts `doctor --fix` with on this Node (none where it cannot restart): ours runs under them. */
+async function importFlags() {
+  const { planReexec } = await import(dist("cli/plan-reexec.js"));
+  const plan = planReexec({ argv: ["doctor", "--fix"], execArgv: [], env: {}, canExecve: typeof process.execve === "function" });
+  return plan ? plan.execArgv : [];
+}
+
+function measure(mode, stateDir, flags) {
   reset(stateDir);
-  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", mode, stateDir], { encoding: "utf8", maxBuffer: 1 << 20 });
+  const r = spawnSync(process.execPath, [...(mode === "ours" ? flags : []), fileURLToPath(import.meta.url), "--child", mode, stateDir], { encoding: "utf8", maxBuffer: 1 << 20 });
   if (r.status !== 0) throw new Error(`${mode} child failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -120,6 +127,8 @@ async function main() {
   const reps = Number(process.env.BENCH_REPS ?? 5);
   const meanLineBytes = Number(process.env.BENCH_LINE_BYTES ?? 2000);
   const sizes = [Math.max(4, Math.round(largeMb / 4)), largeMb];
+  const flags = await importFlags();
+  console.error(`ours runs with the flags the binary's doctor --fix has here: ${flags.join(" ") || "(none)"}`);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "ocs-bench-migrate-"));
   const rows = [];
   const rss = {};
@@ -137,7 +146,7 @@ async function main() {
       for (let i = 0; i < reps; i += 1) {
         // Alternate the order so cache warmth and thermal drift do not favour one side.
         const pair = i % 2 === 0 ? ["ours", "baseline"] : ["baseline", "ours"];
-        for (const mode of pair) (mode === "ours" ? ours : base).push(measure(mode, stateDir));
+        for (const mode of pair) (mode === "ours" ? ours : base).push(measure(mode, stateDir, flags));
       }
       const oursMs = median(ours.map((r) => r.importMs));
       const baseMs = median(base.map((r) => r.importMs));

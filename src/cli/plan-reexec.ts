@@ -4,11 +4,16 @@
  * V8 sizes the young generation when the process starts (v8.setFlagsFromString later has no effect), and a
  * verified `backup create` lets it grow to 3 × 16 MiB of mostly empty semi-space while its own data lives in
  * Buffers outside the heap. Started with 4 MiB semi-spaces, a create of issue 26's full-size state (552 MiB)
- * peaked 25 MiB lower (160–172 against 185–206 MiB on Node 24) for the same CPU. The restart costs one Node
- * start-up (~0.07 CPU-s), so only `backup create` takes it; where Node has no process.execve (before 22.15)
- * nothing changes.
+ * peaked 25 MiB lower (160–172 against 185–206 MiB on Node 24) for the same CPU.
  */
 export const REEXEC_FLAGS: readonly string[] = ["--max-semi-space-size=4"];
+
+/**
+ * An import (`doctor --fix`, `migrate upgrade`) collects garbage between large batches (src/core/heap.ts), which
+ * only a process started with --expose-gc can do; turning the flag on at run time is what Node documents as unsafe.
+ * Without it V8 let a 300 MB transcript import peak at 270 MiB against 204 MiB with it, for the same CPU (Node 24).
+ */
+export const IMPORT_REEXEC_FLAGS: readonly string[] = ["--expose-gc"];
 
 /** Set in the restarted process's environment (and removed again there) so it never restarts twice. */
 export const REEXEC_MARKER = "OPENCLAW_STATE_REEXECUTED";
@@ -17,26 +22,39 @@ export const REEXEC_MARKER = "OPENCLAW_STATE_REEXECUTED";
 export const REEXEC_SWITCH = "OPENCLAW_STATE_REEXEC";
 
 export interface ReexecPlan {
-  /** The new process's Node flags: the host's, then REEXEC_FLAGS. */
+  /** The new process's Node flags: the host's, then the command's (REEXEC_FLAGS or IMPORT_REEXEC_FLAGS). */
   execArgv: string[];
   env: Record<string, string>;
 }
 
-/** The first two words that are not options: the command (the global options before it take no values). */
+const COMMANDS = new Set(["backup", "doctor", "migrate", "sessions", "inspect", "reset"]);
+
+/** The command and the word after it (a value of a global option before the command is not taken for it). */
 function commandWords(argv: readonly string[]): string[] {
-  return argv.filter((a) => !a.startsWith("-")).slice(0, 2);
+  const words = argv.filter((a) => !a.startsWith("-"));
+  const at = words.findIndex((w) => COMMANDS.has(w));
+  return at < 0 ? [] : words.slice(at, at + 2);
 }
 
-/** The restart to make for `argv` (the CLI's arguments), or null to run here. */
+/** The Node flags `argv`'s command needs from start-up, or none. The restart costs one Node start-up (~0.07 CPU-s). */
+function flagsFor(argv: readonly string[], execArgv: readonly string[]): readonly string[] {
+  const [group, command] = commandWords(argv);
+  if (group === "backup" && command === "create") {
+    // A host that chose its own young-generation size keeps it.
+    return execArgv.some((a) => a.startsWith("--max-semi-space-size") || a.startsWith("--min-semi-space-size")) ? [] : REEXEC_FLAGS;
+  }
+  const imports = (group === "doctor" && argv.includes("--fix")) || (group === "migrate" && command === "upgrade");
+  return imports && !execArgv.includes("--expose-gc") ? IMPORT_REEXEC_FLAGS : [];
+}
+
+/** The restart to make for `argv` (the CLI's arguments), or null to run here (also where Node has no process.execve, before 22.15). */
 export function planReexec(input: { argv: readonly string[]; execArgv: readonly string[]; env: NodeJS.ProcessEnv; canExecve: boolean }): ReexecPlan | null {
   const { argv, execArgv, env } = input;
   if (!input.canExecve || env[REEXEC_MARKER] !== undefined || env[REEXEC_SWITCH] === "0") return null;
-  const [group, command] = commandWords(argv);
-  if (group !== "backup" || command !== "create") return null;
-  // A host that chose its own young-generation size keeps it.
-  if (execArgv.some((a) => a.startsWith("--max-semi-space-size") || a.startsWith("--min-semi-space-size"))) return null;
+  const flags = flagsFor(argv, execArgv);
+  if (flags.length === 0) return null;
   const next: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) if (value !== undefined) next[key] = value;
   next[REEXEC_MARKER] = "1";
-  return { execArgv: [...execArgv, ...REEXEC_FLAGS], env: next };
+  return { execArgv: [...execArgv, ...flags], env: next };
 }

@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { REEXEC_FLAGS } from "../../src/cli/plan-reexec.js";
+import { IMPORT_REEXEC_FLAGS, REEXEC_FLAGS } from "../../src/cli/plan-reexec.js";
 import { addSessions, agentDb, seedState } from "../helpers/backup-state.js";
 import { makeTempState, runBin } from "../helpers/temp-state.js";
 
@@ -46,6 +46,25 @@ describe("bin/openclaw-state.js restart for backup create", () => {
     } else {
       expect(starts).toHaveLength(1);
     }
+  }, 120_000);
+
+  it("doctor --fix runs its import in a restarted image with --expose-gc (its collections between batches then run)", async () => {
+    const state = makeTempState("legacy-state");
+    const { run, starts } = await runLogged(["doctor", "--fix", "--yes", "--no-backup", "--json"], state.env, state.root);
+    expect(run.code, run.stderr).toBe(0);
+    // Only the tool's own --no-backup warning: nothing from Node about the restart.
+    expect(run.stderr).not.toContain("(node:");
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true });
+    if (canExecve) {
+      expect(starts.map((s) => s.pid)).toEqual([starts[0]!.pid, starts[0]!.pid]);
+      expect(starts[0]!.execArgv).not.toContain("--expose-gc");
+      expect(starts[1]!.execArgv).toEqual(expect.arrayContaining([...IMPORT_REEXEC_FLAGS]));
+    } else {
+      expect(starts).toHaveLength(1);
+    }
+    // A plain doctor (no --fix) starts once.
+    const check = await runLogged(["doctor", "--json"], state.env, state.root);
+    expect(check.starts).toHaveLength(1);
   }, 120_000);
 
   it("other commands, OPENCLAW_STATE_REEXEC=0 and a failing create keep their exit codes and run where they started", async () => {

@@ -1,6 +1,6 @@
 // The binary's restart decision: which commands restart with which Node flags, and when they never do.
 import { describe, expect, it } from "vitest";
-import { planReexec, REEXEC_FLAGS, REEXEC_MARKER } from "../../src/cli/plan-reexec.js";
+import { IMPORT_REEXEC_FLAGS, planReexec, REEXEC_FLAGS, REEXEC_MARKER } from "../../src/cli/plan-reexec.js";
 
 const base = { execArgv: [] as string[], env: { PATH: "/bin" } as NodeJS.ProcessEnv, canExecve: true };
 
@@ -14,8 +14,19 @@ describe("planReexec", () => {
     expect(planReexec({ ...base, argv: ["--json", "-q", "backup", "create"] })).not.toBeNull();
   });
 
+  it("finds the command behind a value of an option before it", () => {
+    expect(planReexec({ ...base, argv: ["--state-dir", "/srv/state", "backup", "create"] })?.execArgv).toEqual([...REEXEC_FLAGS]);
+    expect(planReexec({ ...base, argv: ["--state-dir", "/srv/backup", "doctor", "--fix", "--yes"] })?.execArgv).toEqual([...IMPORT_REEXEC_FLAGS]);
+  });
+
+  it("restarts the commands that import (doctor --fix, migrate upgrade) with --expose-gc, unless the host has it", () => {
+    expect(planReexec({ ...base, argv: ["doctor", "--fix", "--yes"] })).toEqual({ execArgv: ["--expose-gc"], env: { PATH: "/bin", [REEXEC_MARKER]: "1" } });
+    expect(planReexec({ ...base, argv: ["migrate", "upgrade", "--yes"] })?.execArgv).toEqual(["--expose-gc"]);
+    expect(planReexec({ ...base, argv: ["doctor", "--fix"], execArgv: ["--expose-gc"] })).toBeNull();
+  });
+
   it("leaves every other command where it started", () => {
-    for (const argv of [["backup", "restore", "a.tar.zst"], ["backup", "verify", "create"], ["doctor", "--fix"], ["backup"], [], ["sessions", "list"]]) {
+    for (const argv of [["backup", "restore", "a.tar.zst"], ["backup", "verify", "create"], ["doctor"], ["doctor", "--json"], ["migrate", "plan"], ["backup"], [], ["sessions", "list"], ["reset", "--scope", "all"]]) {
       expect(planReexec({ ...base, argv })).toBeNull();
     }
   });
