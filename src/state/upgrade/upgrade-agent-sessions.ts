@@ -34,59 +34,57 @@ function enumOrNull(value: unknown, allowed: Set<string>): string | null {
 
 /** Returns the session ids that now have a window (transcript rows may only hang off those). */
 export function upgradeSessions(ctx: AgentUpgradeContext): Set<string> {
+  // On an error the caller closes the connection and removes the file: the TEMP tables go with the connection.
   const look = new SessionLookups(ctx);
-  try {
-    // Each key's session_nodes row is written as it is planned (that table references nothing written below).
-    planNodes(ctx, look);
-    const sessionLinks = new Map<string, Link[]>();
-    const addLink = (sessionId: string, link: Link): void => {
-      const list = sessionLinks.get(sessionId) ?? [];
-      if (!list.some((l) => l.conversationId === link.conversationId)) list.push(link);
-      sessionLinks.set(sessionId, list);
-    };
-    // Conversations before windows: session_windows.primary_conversation_id references them.
-    entryConversations(ctx, look, addLink);
-    upgradeV1Conversations(ctx, look);
-    for (const link of ctx.iterate<V1SessionConversation>("session_conversations", "session_id, conversation_id, role")) {
-      const mapped = look.mappedConversation(link.conversation_id);
-      if (mapped && mapped.newId === null) continue;
-      const session = look.session(link.session_id);
-      if (!mapped || !session) {
-        ctx.skip("session_conversations", "agent.session-conversation.no-conversation", `session_conversations (${link.session_id}, ${link.conversation_id}): its conversation could not be written (see the conversation's note); the link stays in the design-v1 file.`);
-        continue;
-      }
-      const id = mapped.newId!;
-      const seen = link.first_seen_at ?? link.last_seen_at ?? session.created_at;
-      // The route the entry itself names (derived above) is the session's conversation in 9.6's eyes; a different
-      // design-v1 primary (our importer preferred deliveryContext over last*) is kept beside it as 'related'.
-      const derived = sessionLinks.get(link.session_id) ?? [];
-      if (derived.some((l) => l.conversationId === id)) continue;
-      let role = link.role;
-      if (role === "primary" && derived.length > 0) {
-        role = "related";
-        ctx.note("agent.session-conversation.demoted", `session ${link.session_id}: design-v1 primary conversation ${link.conversation_id} kept as 'related' (${id}); the entry's own route names ${derived[0]!.conversationId}.`);
-      }
-      addLink(link.session_id, { conversationId: id, role, firstSeen: seen, lastSeen: link.last_seen_at ?? seen });
+  // Each key's session_nodes row is written as it is planned (that table references nothing written below).
+  planNodes(ctx, look);
+  const sessionLinks = new Map<string, Link[]>();
+  const addLink = (sessionId: string, link: Link): void => {
+    const list = sessionLinks.get(sessionId) ?? [];
+    if (!list.some((l) => l.conversationId === link.conversationId)) list.push(link);
+    sessionLinks.set(sessionId, list);
+  };
+  // Conversations before windows: session_windows.primary_conversation_id references them.
+  entryConversations(ctx, look, addLink);
+  upgradeV1Conversations(ctx, look);
+  for (const link of ctx.iterate<V1SessionConversation>("session_conversations", "session_id, conversation_id, role")) {
+    const mapped = look.mappedConversation(link.conversation_id);
+    if (mapped && mapped.newId === null) continue;
+    const session = look.session(link.session_id);
+    if (!mapped || !session) {
+      ctx.skip("session_conversations", "agent.session-conversation.no-conversation", `session_conversations (${link.session_id}, ${link.conversation_id}): its conversation could not be written (see the conversation's note); the link stays in the design-v1 file.`);
+      continue;
     }
-    // One primary per session (unique index): the latest stays primary, earlier ones become 'related' as 9.6 demotes them.
-    for (const [sessionId, list] of sessionLinks) {
-      const primaries = list.filter((l) => l.role === "primary");
-      for (const demoted of primaries.slice(0, -1)) {
-        demoted.role = "related";
-        ctx.note("agent.session-conversation.demoted", `session ${sessionId}: conversation ${demoted.conversationId} kept as 'related' because a later one is primary (one primary per session).`);
-      }
+    const id = mapped.newId!;
+    const seen = link.first_seen_at ?? link.last_seen_at ?? session.created_at;
+    // The route the entry itself names (derived above) is the session's conversation in 9.6's eyes; a different
+    // design-v1 primary (our importer preferred deliveryContext over last*) is kept beside it as 'related'.
+    const derived = sessionLinks.get(link.session_id) ?? [];
+    if (derived.some((l) => l.conversationId === id)) continue;
+    let role = link.role;
+    if (role === "primary" && derived.length > 0) {
+      role = "related";
+      ctx.note("agent.session-conversation.demoted", `session ${link.session_id}: design-v1 primary conversation ${link.conversation_id} kept as 'related' (${id}); the entry's own route names ${derived[0]!.conversationId}.`);
     }
-    const windows = writeWindows(ctx, look, sessionLinks);
-    for (const [sessionId, list] of sessionLinks) {
-      if (!windows.has(sessionId)) continue;
-      for (const l of list) {
-        ctx.insert("session_conversations", { session_id: sessionId, conversation_id: l.conversationId, role: l.role, route_context_json: null, first_seen_at: l.firstSeen, last_seen_at: l.lastSeen });
-      }
-    }
-    return windows;
-  } finally {
-    look.close();
+    addLink(link.session_id, { conversationId: id, role, firstSeen: seen, lastSeen: link.last_seen_at ?? seen });
   }
+  // One primary per session (unique index): the latest stays primary, earlier ones become 'related' as 9.6 demotes them.
+  for (const [sessionId, list] of sessionLinks) {
+    const primaries = list.filter((l) => l.role === "primary");
+    for (const demoted of primaries.slice(0, -1)) {
+      demoted.role = "related";
+      ctx.note("agent.session-conversation.demoted", `session ${sessionId}: conversation ${demoted.conversationId} kept as 'related' because a later one is primary (one primary per session).`);
+    }
+  }
+  const windows = writeWindows(ctx, look, sessionLinks);
+  for (const [sessionId, list] of sessionLinks) {
+    if (!windows.has(sessionId)) continue;
+    for (const l of list) {
+      ctx.insert("session_conversations", { session_id: sessionId, conversation_id: l.conversationId, role: l.role, route_context_json: null, first_seen_at: l.firstSeen, last_seen_at: l.lastSeen });
+    }
+  }
+  look.close();
+  return windows;
 }
 
 /** One window per design-v1 session, under the key that owns it; returns the session ids written. */
