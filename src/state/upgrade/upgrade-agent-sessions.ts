@@ -164,14 +164,18 @@ function planNodes(ctx: AgentUpgradeContext, look: SessionLookups): void {
     const { entry, notes } = normalizeEntry(raw, sessionId, updatedAt, look.primaryRoute(sessionId));
     for (const message of notes) ctx.note("agent.entry.normalized", `${key}: ${message}.`);
     takeAcpMetadata(ctx, key, entry);
-    writeNode(ctx, key, sessionId, updatedAt, entry);
+    // Before the write: the entry's text (let go of by takeEntry) is garbage now, and a 50 MB one need not sit
+    // beside its re-serialization and SQLite's copies of that.
     ctx.handled(chars);
+    writeNode(ctx, key, sessionId, updatedAt, entry);
   };
   for (const r of ctx.iterate<V1Route>("session_routes", "updated_at, session_key")) {
     // The entry's text is read per key and dropped once parsed: at most one entry is held as text at a time.
     const e = look.entry(r.session_key);
-    if (e) plan(r.session_key, r.session_id, parseEntry(e.entry_json), e.updated_at, e.entry_json.length);
-    else {
+    if (e) {
+      const { raw, chars } = takeEntry(e);
+      plan(r.session_key, r.session_id, raw, e.updated_at, chars);
+    } else {
       ctx.note("agent.session.synthesized-entry", `${r.session_key}: a route without a session entry; wrote the minimal entry {sessionId, updatedAt, delivery:{kind:"none"}}.`);
       plan(r.session_key, r.session_id, {}, r.updated_at);
     }
@@ -179,7 +183,8 @@ function planNodes(ctx: AgentUpgradeContext, look: SessionLookups): void {
   for (const e of ctx.iterate<V1EntryKey>("session_entries", "updated_at, session_key", "session_id, session_key, updated_at")) {
     if (look.hasNode(e.session_key)) continue;
     const entry = look.entry(e.session_key)!;
-    plan(e.session_key, e.session_id, parseEntry(entry.entry_json), entry.updated_at, entry.entry_json.length);
+    const { raw, chars } = takeEntry(entry);
+    plan(e.session_key, e.session_id, raw, entry.updated_at, chars);
   }
   // A sessions row whose key has no node (a transcript nobody indexed, or history of a vanished key): 9.6 needs a
   // node for every window, so the newest such session becomes the key's current one. Only those rows are held.
@@ -199,6 +204,14 @@ function planNodes(ctx: AgentUpgradeContext, look: SessionLookups): void {
     const owner = /^agent:([^:]+):/.exec(key)?.[1];
     if (owner && owner !== ctx.agentId) ctx.note("agent.session.foreign-agent-key", `${key} names agent "${owner}" but lives in agent "${ctx.agentId}"'s database; kept here as it was (OpenClaw's own import would file it under agents/${owner}/).`);
   }
+}
+
+/** Parses a row's entry text and lets go of it, so nothing holds the text once it is parsed. */
+function takeEntry(row: { entry_json: string }): { raw: Entry; chars: number } {
+  const chars = row.entry_json.length;
+  const raw = parseEntry(row.entry_json);
+  row.entry_json = "";
+  return { raw, chars };
 }
 
 function parseEntry(text: string): Entry {
