@@ -5,6 +5,7 @@ import { createQueryBuilder } from "../database.js";
 import type { OpenclawAgentDB } from "../generated/openclaw-agent-db.js";
 import { collectGarbage } from "../../core/heap.js";
 import { NoteList } from "./note-list.js";
+import { preparedStatement } from "./prepared-statement.js";
 import type { TableCounts, UpgradeNote } from "./types.js";
 import type { AcpSessionRow } from "./upgrade-agent-acp.js";
 
@@ -20,7 +21,6 @@ export class AgentUpgradeContext {
   private charsSinceCollect = 0;
   /** Entries' ACP metadata bound for the global acp_sessions table (the agent file has no place for it). */
   readonly acpSessions: AcpSessionRow[] = [];
-  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(
     readonly source: Database.Database,
@@ -70,14 +70,9 @@ export class AgentUpgradeContext {
     return changed;
   }
 
-  /** A statement on the target, prepared once per SQL text (preparing one per row cost ~7 s on 150,000 sessions). */
+  /** A statement on the target, prepared once per SQL text. */
   prepared(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.target.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
+    return preparedStatement(this.target, sql);
   }
 
   /**

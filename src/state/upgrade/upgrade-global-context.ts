@@ -1,6 +1,7 @@
 // Shared state of one design-v1 → OpenClaw global upgrade: the two handles, counters, notes and small row helpers.
 import type Database from "better-sqlite3";
 import type { NoteList } from "./note-list.js";
+import { preparedStatement } from "./prepared-statement.js";
 import type { TableCounts } from "./types.js";
 
 export type Row = Record<string, unknown>;
@@ -62,28 +63,8 @@ export function readAll(ctx: GlobalUpgradeContext, table: string, orderBy = "row
 export function insertRow(ctx: GlobalUpgradeContext, table: string, row: Row): void {
   const cols = Object.keys(row);
   const sql = `INSERT INTO "${table}" (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`;
-  prepared(ctx.dst, sql).run(...cols.map((c) => row[c]));
+  preparedStatement(ctx.dst, sql).run(...cols.map((c) => row[c]));
   bump(ctx.written, table);
-}
-
-const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
-
-/**
- * One statement per SQL text and connection. A statement prepared per row is finalized only when V8 collects its
- * wrapper: 20,000 ledger rows left as many live statements in native memory (35 MB of RSS after the global upgrade on Node 24).
- */
-function prepared(db: Database.Database, sql: string): Database.Statement {
-  let byText = statements.get(db);
-  if (!byText) {
-    byText = new Map();
-    statements.set(db, byText);
-  }
-  let statement = byText.get(sql);
-  if (!statement) {
-    statement = db.prepare(sql);
-    byText.set(sql, statement);
-  }
-  return statement;
 }
 
 export function parseJsonObject(text: unknown): Record<string, unknown> | undefined {
