@@ -4,6 +4,7 @@
 // it shows that peak RSS does not grow with the corpus. BENCH_REPS alternating repetitions (default 5, median
 // reported). BENCH_LINE_BYTES: the generator's mean line parameter (default 2000 ≈ 2.1 KB average lines: chat
 // turns, assistant turns with usage/thinking, long tool results); 500 ≈ 0.8 KB lines shows the per-line floor.
+// Ours runs under the Node flags the binary restarts `doctor --fix` with (OPENCLAW_STATE_REEXEC=0: none).
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -105,10 +106,14 @@ function reset(stateDir) {
   for (const agent of fs.readdirSync(path.join(stateDir, "agents"))) fs.rmSync(path.join(stateDir, "agents", agent, "agent"), { recursive: true, force: true });
 }
 
-/** The Node flags the binary restarts `doctor --fix` with on this Node (none where it cannot restart): ours runs under them. */
+/**
+ * The Node flags the binary restarts `doctor --fix` with on this Node (none where it cannot restart): ours runs under
+ * them. OPENCLAW_STATE_REEXEC=0 turns them off here as it does for the binary.
+ */
 async function importFlags() {
   const { planReexec } = await import(dist("cli/plan-reexec.js"));
-  const plan = planReexec({ argv: ["doctor", "--fix"], execArgv: [], env: {}, canExecve: typeof process.execve === "function" });
+  const env = { OPENCLAW_STATE_REEXEC: process.env.OPENCLAW_STATE_REEXEC };
+  const plan = planReexec({ argv: ["doctor", "--fix"], execArgv: [], env, canExecve: typeof process.execve === "function" });
   return plan ? plan.execArgv : [];
 }
 
