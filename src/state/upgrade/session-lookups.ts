@@ -3,6 +3,7 @@ import type Database from "better-sqlite3";
 import type { Selectable } from "kysely";
 import type { SessionsTable } from "../generated/agent-db.js";
 import type { Route } from "./agent-entry-shape.js";
+import { preparedStatement } from "./prepared-statement.js";
 import type { AgentUpgradeContext } from "./upgrade-agent-context.js";
 
 export type V1Session = Selectable<SessionsTable>;
@@ -22,10 +23,9 @@ export const ROUTE_SOURCE_BITS: ReadonlyMap<string, number> = new Map([["deliver
 export class SessionLookups {
   private readonly source: Database.Database;
   private readonly target: Database.Database;
-  private readonly statements = new Map<string, Database.Statement | null>();
-  private readonly tables = new Map<string, boolean>();
+  private readonly sourceStatements = new Map<string, Database.Statement | null>();
 
-  constructor(ctx: AgentUpgradeContext) {
+  constructor(private readonly ctx: AgentUpgradeContext) {
     this.source = ctx.source;
     this.target = ctx.target;
     this.target.exec(`
@@ -50,7 +50,7 @@ export class SessionLookups {
 
   /** The session's design-v1 primary conversation as a route (its peer_id is the raw delivery target our importer saw); the last by conversation id when several. */
   primaryRoute(sessionId: string): Route | undefined {
-    if (!this.hasTable("conversations")) return undefined;
+    if (!this.ctx.hasTable("conversations")) return undefined;
     const c = this.sourceGet<{ channel: string; peer_id: string; account_id: string | null; thread_id: string | null }>(
       "session_conversations",
       "SELECT c.channel, c.peer_id, c.account_id, c.thread_id FROM session_conversations l JOIN conversations c ON c.conversation_id = l.conversation_id WHERE l.session_id = ? AND l.role = 'primary' AND c.peer_id IS NOT NULL AND c.peer_id <> '' ORDER BY l.conversation_id DESC LIMIT 1",
@@ -110,19 +110,10 @@ export class SessionLookups {
     return row ? { newId: row.new_id } : undefined;
   }
 
-  private hasTable(table: string): boolean {
-    let has = this.tables.get(table);
-    if (has === undefined) {
-      has = this.source.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
-      this.tables.set(table, has);
-    }
-    return has;
-  }
-
   /** A statement on the source, or null when the file lacks the table (it then reads as empty). */
   private sourceStatement(table: string, sql: string): Database.Statement | null {
-    if (!this.statements.has(sql)) this.statements.set(sql, this.hasTable(table) ? this.source.prepare(sql) : null);
-    return this.statements.get(sql)!;
+    if (!this.sourceStatements.has(sql)) this.sourceStatements.set(sql, this.ctx.hasTable(table) ? this.source.prepare(sql) : null);
+    return this.sourceStatements.get(sql)!;
   }
 
   private sourceGet<T>(table: string, sql: string, ...params: unknown[]): T | undefined {
@@ -130,12 +121,7 @@ export class SessionLookups {
   }
 
   private targetStatement(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.target.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
+    return preparedStatement(this.target, sql);
   }
 
   private targetGet<T>(sql: string, ...params: unknown[]): T | undefined {

@@ -19,6 +19,7 @@ export class AgentUpgradeContext {
   readonly unmapped: TableCounts = {};
   private readonly noteList = new NoteList();
   private charsSinceCollect = 0;
+  private readonly tables = new Map<string, boolean>();
   /** Entries' ACP metadata bound for the global acp_sessions table (the agent file has no place for it). */
   readonly acpSessions: AcpSessionRow[] = [];
 
@@ -55,8 +56,14 @@ export class AgentUpgradeContext {
     }
   }
 
-  private hasTable(table: string): boolean {
-    return this.source.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+  /** Whether the design-v1 file has this table (asked once per table: the upgrade's lookups ask per row). */
+  hasTable(table: string): boolean {
+    let has = this.tables.get(table);
+    if (has === undefined) {
+      has = this.source.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+      this.tables.set(table, has);
+    }
+    return has;
   }
 
   /** Kysely builds the INSERT; the compiled statement is cached per SQL text, so a table's rows share one. */
