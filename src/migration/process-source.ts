@@ -1,5 +1,6 @@
 // One planned source through its transaction: rows and ledger row together, verify, then the deferred retirement.
 import { describeError } from "../core/errors.js";
+import { releaseMemory } from "../core/heap.js";
 import { importInGroups, prepareRoutes, verifyInGroups, type RouteGroups } from "./agent-routes.js";
 import type { AgentDatabase, GlobalDatabase } from "../state/state-databases.js";
 import type { BrokenDatabase } from "./broken-databases.js";
@@ -199,6 +200,9 @@ function processSourceWith(state: RunState, agentDb: AgentDatabase | null, s: Pl
   }
 
   const outcome = outcomeOf(s, status, { recordsParsed: counts.records, rows: counts.rows, warnings: counts.warnings, notes: [...notes, ...counts.notes], ...retirement });
+  // A verify re-reads the source: what the import held to parse a large one (a 150,000-key index: ~90 MB) is
+  // garbage now, and need not sit beside the verify's own copy.
+  if (s.sizeBytes >= VERIFY_COLLECT_BYTES) releaseMemory();
   const mismatch = importer.verify(counts);
   if (mismatch !== null) {
     // Committed but not what was parsed: never retire; the failed ledger row makes the next run import it again.
@@ -211,6 +215,9 @@ function processSourceWith(state: RunState, agentDb: AgentDatabase | null, s: Pl
   }
   return state.retire.defer({ s, outcome, status, counts, importedAt, destination });
 }
+
+/** Sources at least this large are re-read by their verify after a full collection (nothing without --expose-gc). */
+const VERIFY_COLLECT_BYTES = 16 * 1024 * 1024;
 
 export function processSourceSkipped(s: PlannedSource): SourceOutcome {
   return outcomeOf(s, "skipped", { reason: s.reason ?? "skipped" });

@@ -126,7 +126,7 @@ export function sessionScope(chatType: unknown, key: string): "shared-main" | "g
 }
 
 /** The conversation 9.6 derives from a normalized entry, or undefined when the entry has no external route. */
-export function conversationFromEntry(entry: Entry): ConversationIdentity | undefined {
+export function conversationFromEntry(entry: { delivery?: unknown; chatType?: unknown }): ConversationIdentity | undefined {
   const delivery = entry.delivery;
   if (!isRecord(delivery) || delivery.kind !== "external" || !isRecord(delivery.context)) return undefined;
   const channel = str(delivery.context.channel)?.toLowerCase();
@@ -140,7 +140,7 @@ export function conversationFromEntry(entry: Entry): ConversationIdentity | unde
 }
 
 /** The delivery channel/account 9.6 projects onto session_windows (account stays NULL when absent, never 'default'). */
-export function deliveryProjection(entry: Entry): { channel: string | null; accountId: string | null } {
+export function deliveryProjection(entry: { delivery?: unknown }): { channel: string | null; accountId: string | null } {
   const delivery = entry.delivery;
   if (!isRecord(delivery) || !isRecord(delivery.context)) return { channel: null, accountId: null };
   return { channel: str(delivery.context.channel)?.toLowerCase() ?? null, accountId: str(delivery.context.accountId) ?? null };

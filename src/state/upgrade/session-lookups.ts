@@ -7,7 +7,11 @@ import { preparedStatement } from "./prepared-statement.js";
 import type { AgentUpgradeContext } from "./upgrade-agent-context.js";
 
 export type V1Session = Selectable<SessionsTable>;
-export interface WrittenNode { session_key: string; current_session_id: string; updated_at: number; entry_json: string }
+/** A written node's key columns and the view of its entry the later passes read (never its whole entry_json). */
+export interface WrittenNode { session_key: string; current_session_id: string; updated_at: number; view_json: string }
+
+/** A session's link to a conversation, before it is written to session_conversations. */
+export interface Link { conversationId: string; role: string; firstSeen: number; lastSeen: number }
 
 /** The design-v1 route sources (session-projection's `routeSource`) an entry held, as bits of one integer. */
 export const ROUTE_SOURCE_BITS: ReadonlyMap<string, number> = new Map([["deliveryContext", 1], ["last", 2], ["origin", 4]]);
@@ -16,14 +20,17 @@ export const ROUTE_SOURCE_BITS: ReadonlyMap<string, number> = new Map([["deliver
  * A state with 150,000 sessions held as rows (sessions, routes, entries, conversations, links) and planned nodes
  * took ~900 MB of heap. The upgrade now keeps only what it must carry between passes (the session links) and asks
  * SQLite for the rest: the source snapshot by key through its primary keys and indexes, the new file for the nodes
- * it already wrote, and two TEMP tables of the new file's connection for what it derived (gone when it closes).
+ * it already wrote, and TEMP tables of the new file's connection for what it derived (gone when it closes).
  * The source is read-only and nothing iterates the target while it is written, so every statement here is a read
  * that better-sqlite3 allows beside an open iterator.
  */
+const SCRATCH_TABLES = ["upgrade_route_fields", "upgrade_conversation_ids", "upgrade_entry_views", "upgrade_link_sessions", "upgrade_links"];
+
 export class SessionLookups {
   private readonly source: Database.Database;
   private readonly target: Database.Database;
   private readonly sourceStatements = new Map<string, Database.Statement | null>();
+  private linkedSessionCount = 0;
 
   constructor(private readonly ctx: AgentUpgradeContext) {
     this.source = ctx.source;
@@ -31,12 +38,18 @@ export class SessionLookups {
     this.target.exec(`
       CREATE TEMP TABLE upgrade_route_fields (session_id TEXT PRIMARY KEY, mask INTEGER NOT NULL) WITHOUT ROWID;
       CREATE TEMP TABLE upgrade_conversation_ids (v1_id TEXT PRIMARY KEY, new_id TEXT) WITHOUT ROWID;
+      CREATE TEMP TABLE upgrade_entry_views (session_key TEXT PRIMARY KEY, view_json TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TEMP TABLE upgrade_link_sessions (session_id TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TEMP TABLE upgrade_links (
+        seq INTEGER PRIMARY KEY, session_id TEXT NOT NULL, conversation_id TEXT NOT NULL, role TEXT NOT NULL,
+        first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, UNIQUE (session_id, conversation_id)
+      );
     `);
   }
 
   /** Drops the scratch tables (the new file never holds them; they live in the connection's temp schema). */
   close(): void {
-    this.target.exec("DROP TABLE IF EXISTS temp.upgrade_route_fields; DROP TABLE IF EXISTS temp.upgrade_conversation_ids;");
+    for (const table of SCRATCH_TABLES) this.target.exec(`DROP TABLE IF EXISTS temp.${table}`);
   }
 
   session(sessionId: string): V1Session | undefined {
@@ -72,9 +85,17 @@ export class SessionLookups {
     return row?.created_at ?? null;
   }
 
-  /** A node already written to the new file. */
+  /** A node already written to the new file, with the entry view recorded when it was written. */
   node(key: string): WrittenNode | undefined {
-    return this.targetGet<WrittenNode>("SELECT session_key, current_session_id, updated_at, entry_json FROM session_nodes WHERE session_key = ?", key);
+    return this.targetGet<WrittenNode>(
+      "SELECT n.session_key, n.current_session_id, n.updated_at, coalesce(v.view_json, '{}') AS view_json FROM session_nodes n LEFT JOIN temp.upgrade_entry_views v ON v.session_key = n.session_key WHERE n.session_key = ?",
+      key,
+    );
+  }
+
+  /** Records the fields of a node's entry the conversation and window passes read (a large entry is not read again). */
+  setEntryView(key: string, viewJson: string): void {
+    this.targetStatement("INSERT OR REPLACE INTO temp.upgrade_entry_views (session_key, view_json) VALUES (?, ?)").run(key, viewJson);
   }
 
   hasNode(key: string): boolean {
@@ -108,6 +129,42 @@ export class SessionLookups {
   mappedConversation(v1Id: string): { newId: string | null } | undefined {
     const row = this.targetGet<{ new_id: string | null }>("SELECT new_id FROM temp.upgrade_conversation_ids WHERE v1_id = ?", v1Id);
     return row ? { newId: row.new_id } : undefined;
+  }
+
+  /**
+   * Links a session to a conversation unless that pair is linked already (the first link of a pair stays). Links keep
+   * their order: sessions in the order of their first link, each session's links in the order they were added.
+   */
+  addLink(sessionId: string, link: Link): void {
+    if (this.targetStatement("INSERT OR IGNORE INTO temp.upgrade_link_sessions (session_id, seq) VALUES (?, ?)").run(sessionId, this.linkedSessionCount).changes > 0) this.linkedSessionCount += 1;
+    this.targetStatement("INSERT OR IGNORE INTO temp.upgrade_links (session_id, conversation_id, role, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)").run(sessionId, link.conversationId, link.role, link.firstSeen, link.lastSeen);
+  }
+
+  /** A session's links, in the order they were added. */
+  links(sessionId: string): Link[] {
+    return this.targetStatement("SELECT conversation_id AS conversationId, role, first_seen AS firstSeen, last_seen AS lastSeen FROM temp.upgrade_links WHERE session_id = ? ORDER BY seq").all(sessionId) as Link[];
+  }
+
+  /** Every primary link followed by a later primary link of the same session, in link order (one primary per session). */
+  supersededPrimaries(): { session_id: string; conversation_id: string }[] {
+    return this.targetStatement(`
+      SELECT l.session_id, l.conversation_id FROM temp.upgrade_links l JOIN temp.upgrade_link_sessions s ON s.session_id = l.session_id
+      WHERE l.role = 'primary' AND EXISTS (SELECT 1 FROM temp.upgrade_links later WHERE later.session_id = l.session_id AND later.role = 'primary' AND later.seq > l.seq)
+      ORDER BY s.seq, l.seq`).all() as { session_id: string; conversation_id: string }[];
+  }
+
+  setLinkRole(sessionId: string, conversationId: string, role: string): void {
+    this.targetStatement("UPDATE temp.upgrade_links SET role = ? WHERE session_id = ? AND conversation_id = ?").run(role, sessionId, conversationId);
+  }
+
+  /** Writes the links of every session that has a window to session_conversations, in link order; returns how many. */
+  writeLinks(): number {
+    return this.target.prepare(`
+      INSERT INTO session_conversations (session_id, conversation_id, role, route_context_json, first_seen_at, last_seen_at)
+      SELECT l.session_id, l.conversation_id, l.role, NULL, l.first_seen, l.last_seen
+      FROM temp.upgrade_links l JOIN temp.upgrade_link_sessions s ON s.session_id = l.session_id
+      WHERE EXISTS (SELECT 1 FROM session_windows w WHERE w.session_id = l.session_id)
+      ORDER BY s.seq, l.seq`).run().changes;
   }
 
   /** A statement on the source, or null when the file lacks the table (it then reads as empty). */

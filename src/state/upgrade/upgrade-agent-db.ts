@@ -12,6 +12,7 @@ import type { DbUpgradeResult } from "./types.js";
 import { AgentUpgradeContext } from "./upgrade-agent-context.js";
 import { countUnmapped, upgradeMemoryAndCache, upgradeTrajectory, upgradeTranscripts } from "./upgrade-agent-data.js";
 import { upgradeSessions } from "./upgrade-agent-sessions.js";
+import { limitUpgradeCache } from "./connection-cache.js";
 
 export interface UpgradeAgentDbOptions {
   /** The design-v1 agent DB; opened read-only, never modified. */
@@ -45,6 +46,8 @@ export function upgradeAgentDb(options: UpgradeAgentDbOptions): DbUpgradeResult 
       throw new SchemaFormatError(`${options.source} is written by ${format.writtenBy}; only the design-document v1 agent format is upgraded here. Nothing was changed.`, { path: options.source });
     }
     target = createOpenclawDatabase({ path: options.target, role: "agent", agentId: options.agentId, now });
+    limitUpgradeCache(source.handle);
+    limitUpgradeCache(target);
     const ctx = new AgentUpgradeContext(source.handle, target, options.agentId, now);
     // One write transaction: the new file holds all of it or nothing.
     target.transaction(() => {

@@ -11,8 +11,9 @@ import {
   trimmedOrNull,
   type Entry,
 } from "./agent-entry-shape.js";
-import type { Selectable } from "kysely";
+import type { Insertable, Selectable } from "kysely";
 import type { ConversationsTable } from "../generated/agent-db.js";
+import type { OpenclawAgentDB } from "../generated/openclaw-agent-db.js";
 import { ROUTE_SOURCE_BITS, SessionLookups, type V1Session } from "./session-lookups.js";
 import { acpSessionRowFor } from "./upgrade-agent-acp.js";
 import type { AgentUpgradeContext } from "./upgrade-agent-context.js";
@@ -22,11 +23,29 @@ interface V1Route { session_key: string; session_id: string; updated_at: number 
 interface V1EntryKey { session_id: string; session_key: string; updated_at: number }
 type V1Conversation = Selectable<ConversationsTable>;
 interface V1SessionConversation { session_id: string; conversation_id: string; role: string; first_seen_at: number | null; last_seen_at: number | null }
-interface Link { conversationId: string; role: string; firstSeen: number; lastSeen: number }
 
 const STATUS = new Set(["running", "done", "failed", "killed", "timeout"]);
 const CREATED_VIA = new Set(["operator", "spawn", "channel", "cron", "talk", "run", "plugin", "internal"]);
 const ACTOR_TYPES = new Set(["human", "agent", "system"]);
+
+/**
+ * The entry fields the conversation and window passes read once a node is written, recorded beside it when it is
+ * planned: those passes used to parse the whole entry_json again (a 50 MB entry twice more). The passes take an
+ * EntryView, so reading a field not listed here does not compile.
+ */
+const VIEW_FIELDS = [
+  "delivery", "chatType", "displayName", "label", "subject", "groupId", "previousSessionId", "pluginOwnerId", "hookExternalContentSource",
+  "sessionStartedAt", "startedAt", "updatedAt", "endedAt", "status", "modelProvider", "model", "agentHarnessId", "parentSessionKey", "spawnedBy",
+] as const;
+type EntryView = { [K in (typeof VIEW_FIELDS)[number]]?: unknown } & { acp?: Record<string, never> };
+
+/** The view of a normalized entry (its `acp` only as present or not: the windows read nothing else of it). */
+function entryView(entry: Entry): string {
+  const view: Entry = {};
+  for (const field of VIEW_FIELDS) if (field in entry) view[field] = entry[field];
+  if (isRecord(entry.acp)) view.acp = {};
+  return JSON.stringify(view);
+}
 
 function enumOrNull(value: unknown, allowed: Set<string>): string | null {
   return typeof value === "string" && allowed.has(value) ? value : null;
@@ -38,14 +57,9 @@ export function upgradeSessions(ctx: AgentUpgradeContext): Set<string> {
   const look = new SessionLookups(ctx);
   // Each key's session_nodes row is written as it is planned (that table references nothing written below).
   planNodes(ctx, look);
-  const sessionLinks = new Map<string, Link[]>();
-  const addLink = (sessionId: string, link: Link): void => {
-    const list = sessionLinks.get(sessionId) ?? [];
-    if (!list.some((l) => l.conversationId === link.conversationId)) list.push(link);
-    sessionLinks.set(sessionId, list);
-  };
-  // Conversations before windows: session_windows.primary_conversation_id references them.
-  entryConversations(ctx, look, addLink);
+  // Conversations before windows: session_windows.primary_conversation_id references them. The links wait in a
+  // scratch table until the windows they reference are written.
+  entryConversations(ctx, look);
   upgradeV1Conversations(ctx, look);
   for (const link of ctx.iterate<V1SessionConversation>("session_conversations", "session_id, conversation_id, role")) {
     const mapped = look.mappedConversation(link.conversation_id);
@@ -59,36 +73,29 @@ export function upgradeSessions(ctx: AgentUpgradeContext): Set<string> {
     const seen = link.first_seen_at ?? link.last_seen_at ?? session.created_at;
     // The route the entry itself names (derived above) is the session's conversation in 9.6's eyes; a different
     // design-v1 primary (our importer preferred deliveryContext over last*) is kept beside it as 'related'.
-    const derived = sessionLinks.get(link.session_id) ?? [];
+    const derived = look.links(link.session_id);
     if (derived.some((l) => l.conversationId === id)) continue;
     let role = link.role;
     if (role === "primary" && derived.length > 0) {
       role = "related";
       ctx.note("agent.session-conversation.demoted", `session ${link.session_id}: design-v1 primary conversation ${link.conversation_id} kept as 'related' (${id}); the entry's own route names ${derived[0]!.conversationId}.`);
     }
-    addLink(link.session_id, { conversationId: id, role, firstSeen: seen, lastSeen: link.last_seen_at ?? seen });
+    look.addLink(link.session_id, { conversationId: id, role, firstSeen: seen, lastSeen: link.last_seen_at ?? seen });
   }
   // One primary per session (unique index): the latest stays primary, earlier ones become 'related' as 9.6 demotes them.
-  for (const [sessionId, list] of sessionLinks) {
-    const primaries = list.filter((l) => l.role === "primary");
-    for (const demoted of primaries.slice(0, -1)) {
-      demoted.role = "related";
-      ctx.note("agent.session-conversation.demoted", `session ${sessionId}: conversation ${demoted.conversationId} kept as 'related' because a later one is primary (one primary per session).`);
-    }
+  for (const demoted of look.supersededPrimaries()) {
+    look.setLinkRole(demoted.session_id, demoted.conversation_id, "related");
+    ctx.note("agent.session-conversation.demoted", `session ${demoted.session_id}: conversation ${demoted.conversation_id} kept as 'related' because a later one is primary (one primary per session).`);
   }
-  const windows = writeWindows(ctx, look, sessionLinks);
-  for (const [sessionId, list] of sessionLinks) {
-    if (!windows.has(sessionId)) continue;
-    for (const l of list) {
-      ctx.insert("session_conversations", { session_id: sessionId, conversation_id: l.conversationId, role: l.role, route_context_json: null, first_seen_at: l.firstSeen, last_seen_at: l.lastSeen });
-    }
-  }
+  const windows = writeWindows(ctx, look);
+  const links = look.writeLinks();
+  if (links > 0) ctx.count("session_conversations", links);
   look.close();
   return windows;
 }
 
 /** One window per design-v1 session, under the key that owns it; returns the session ids written. */
-function writeWindows(ctx: AgentUpgradeContext, look: SessionLookups, sessionLinks: Map<string, Link[]>): Set<string> {
+function writeWindows(ctx: AgentUpgradeContext, look: SessionLookups): Set<string> {
   const windows = new Set<string>();
   for (const s of ctx.iterate<V1Session>("sessions", "session_id")) {
     // A window belongs to the newest node whose current session it is, else to the key its sessions row names.
@@ -96,7 +103,7 @@ function writeWindows(ctx: AgentUpgradeContext, look: SessionLookups, sessionLin
     const node = look.node(key);
     if (!node) throw new Error(`session ${s.session_id} has no session key node (${key}) after planning`);
     const current = node.current_session_id === s.session_id;
-    const entry = current ? parseEntry(node.entry_json) : {};
+    const entry: EntryView = current ? parseEntry(node.view_json) : {};
     const last = look.lastEventAt(s.session_id);
     // The current window mirrors its entry as 9.6 projects it (scope from chat type + key, channel/account from
     // `delivery`); a historical window has no entry, so it keeps what the design-v1 row says.
@@ -109,7 +116,7 @@ function writeWindows(ctx: AgentUpgradeContext, look: SessionLookups, sessionLin
     // key names (a cron job's key and its `:run:` key) is written once more after its transcript is in: the window ends
     // at that entry's updatedAt, observed at the import's time.
     const rewritten = current && last !== null && look.keysOf(s.session_id) > 1;
-    const primary = sessionLinks.get(s.session_id)?.find((l) => l.role === "primary");
+    const primary = look.links(s.session_id).find((l) => l.role === "primary");
     ctx.insert("session_windows", {
       session_id: s.session_id, session_key: key, previous_session_id: trimmedOrNull(entry.previousSessionId), reason: null,
       session_scope: scope, created_at: fromEntry?.created_at ?? s.created_at,
@@ -124,7 +131,6 @@ function writeWindows(ctx: AgentUpgradeContext, look: SessionLookups, sessionLin
       ...fromEntry,
     });
     windows.add(s.session_id);
-    if (current) ctx.handled(node.entry_json.length);
   }
   return windows;
 }
@@ -133,14 +139,13 @@ function writeWindows(ctx: AgentUpgradeContext, look: SessionLookups, sessionLin
  * The conversation each written entry names, in the order 9.6 imports entries (oldest first; the first writer of a
  * conversation id keeps its label and times), linked to the entry's session.
  */
-function entryConversations(ctx: AgentUpgradeContext, look: SessionLookups, addLink: (sessionId: string, link: Link) => void): void {
+function entryConversations(ctx: AgentUpgradeContext, look: SessionLookups): void {
   // Only the keys are held (sorted by SQLite); each node is read back as its turn comes.
   const keys = ctx.target.prepare("SELECT session_key FROM session_nodes ORDER BY updated_at, rowid").pluck().all() as string[];
   for (const key of keys) {
     const node = look.node(key)!;
-    const entry = parseEntry(node.entry_json);
+    const entry: EntryView = parseEntry(node.view_json);
     const identity = conversationFromEntry(entry);
-    ctx.handled(node.entry_json.length);
     if (!identity) continue;
     const label = trimmedOrNull(entry.displayName) ?? trimmedOrNull(entry.label);
     ctx.insert("conversations", {
@@ -151,40 +156,45 @@ function entryConversations(ctx: AgentUpgradeContext, look: SessionLookups, addL
     // 9.6 makes a shared main session a participant of a direct chat, not its primary (§5).
     const scope = sessionScope(effectiveChatType(entry, look.session(node.current_session_id)!), key);
     const role = scope === "shared-main" && identity.kind === "direct" ? "participant" : "primary";
-    addLink(node.current_session_id, { conversationId: identity.conversationId, role, firstSeen: node.updated_at, lastSeen: node.updated_at });
+    look.addLink(node.current_session_id, { conversationId: identity.conversationId, role, firstSeen: node.updated_at, lastSeen: node.updated_at });
   }
 }
 
 /** One node per session key: routed keys with their entry, entries without a route, and keys only a sessions row names. */
 function planNodes(ctx: AgentUpgradeContext, look: SessionLookups): void {
-  const plan = (key: string, sessionId: string, raw: Entry, fallbackUpdatedAt: number, chars = 0): void => {
-    if (!look.session(sessionId)) throw new Error(`session key ${key} points at session ${sessionId}, which the design-v1 file does not hold`);
+  // The entry is parsed and normalized in a frame of its own, which returns only the row: once it returns, the
+  // entry's text (let go of by takeEntry) and its parsed object are garbage, and a 50 MB one is collected before
+  // SQLite makes its copies of the row.
+  const nodeFor = (key: string, sessionId: string, load: () => LoadedEntry, fallbackUpdatedAt: number): { row: NodeRow; chars: number } => {
+    const { raw, chars } = load();
     const updatedAt = finiteOrNull(raw.updatedAt) ?? fallbackUpdatedAt;
     look.addRouteFields(sessionId, routeSourcesIn(raw));
     const { entry, notes } = normalizeEntry(raw, sessionId, updatedAt, look.primaryRoute(sessionId));
     for (const message of notes) ctx.note("agent.entry.normalized", `${key}: ${message}.`);
     takeAcpMetadata(ctx, key, entry);
-    // Before the write: the entry's text (let go of by takeEntry) is garbage now, and a 50 MB one need not sit
-    // beside its re-serialization and SQLite's copies of that.
+    look.setEntryView(key, entryView(entry));
+    return { row: nodeRow(key, sessionId, updatedAt, entry), chars };
+  };
+  const plan = (key: string, sessionId: string, load: () => LoadedEntry, fallbackUpdatedAt: number): void => {
+    if (!look.session(sessionId)) throw new Error(`session key ${key} points at session ${sessionId}, which the design-v1 file does not hold`);
+    const { row, chars } = nodeFor(key, sessionId, load, fallbackUpdatedAt);
     ctx.handled(chars);
-    writeNode(ctx, key, sessionId, updatedAt, entry);
+    writeNode(ctx, row);
   };
   for (const r of ctx.iterate<V1Route>("session_routes", "updated_at, session_key")) {
     // The entry's text is read per key and dropped once parsed: at most one entry is held as text at a time.
     const e = look.entry(r.session_key);
     if (e) {
-      const { raw, chars } = takeEntry(e);
-      plan(r.session_key, r.session_id, raw, e.updated_at, chars);
+      plan(r.session_key, r.session_id, () => takeEntry(e), e.updated_at);
     } else {
       ctx.note("agent.session.synthesized-entry", `${r.session_key}: a route without a session entry; wrote the minimal entry {sessionId, updatedAt, delivery:{kind:"none"}}.`);
-      plan(r.session_key, r.session_id, {}, r.updated_at);
+      plan(r.session_key, r.session_id, noEntry, r.updated_at);
     }
   }
   for (const e of ctx.iterate<V1EntryKey>("session_entries", "updated_at, session_key", "session_id, session_key, updated_at")) {
     if (look.hasNode(e.session_key)) continue;
     const entry = look.entry(e.session_key)!;
-    const { raw, chars } = takeEntry(entry);
-    plan(e.session_key, e.session_id, raw, entry.updated_at, chars);
+    plan(e.session_key, e.session_id, () => takeEntry(entry), entry.updated_at);
   }
   // A sessions row whose key has no node (a transcript nobody indexed, or history of a vanished key): 9.6 needs a
   // node for every window, so the newest such session becomes the key's current one. Only those rows are held.
@@ -197,7 +207,7 @@ function planNodes(ctx: AgentUpgradeContext, look: SessionLookups): void {
   delete ctx.read.sessions; // counted once, by the window pass
   for (const [key, newest] of byKey) {
     ctx.note("agent.session.synthesized-entry", `${key}: no session entry or route (e.g. a transcript no index named); wrote the minimal entry {sessionId:${JSON.stringify(newest.session_id)}, updatedAt, delivery:{kind:"none"}} and kept the key as it was.`);
-    plan(key, newest.session_id, {}, newest.updated_at);
+    plan(key, newest.session_id, noEntry, newest.updated_at);
   }
   for (const key of ctx.target.prepare("SELECT session_key FROM session_nodes ORDER BY rowid").pluck().iterate() as IterableIterator<string>) {
     // 9.6 files a key under the agent its key names; the design-v1 file may hold another agent's key (kept here).
@@ -206,8 +216,13 @@ function planNodes(ctx: AgentUpgradeContext, look: SessionLookups): void {
   }
 }
 
+interface LoadedEntry { raw: Entry; chars: number }
+type NodeRow = Insertable<OpenclawAgentDB["session_nodes"]>;
+
+const noEntry = (): LoadedEntry => ({ raw: {}, chars: 0 });
+
 /** Parses a row's entry text and lets go of it, so nothing holds the text once it is parsed. */
-function takeEntry(row: { entry_json: string }): { raw: Entry; chars: number } {
+function takeEntry(row: { entry_json: string }): LoadedEntry {
   const chars = row.entry_json.length;
   const raw = parseEntry(row.entry_json);
   row.entry_json = "";
@@ -275,10 +290,10 @@ function upgradeV1Conversations(ctx: AgentUpgradeContext, look: SessionLookups):
   }
 }
 
-function writeNode(ctx: AgentUpgradeContext, key: string, sessionId: string, updatedAt: number, e: Entry): void {
+function nodeRow(key: string, sessionId: string, updatedAt: number, e: Entry): NodeRow {
   const actor = isRecord(e.createdActor) ? e.createdActor : {};
   const fork = isRecord(e.forkSource) ? e.forkSource : {};
-  ctx.insert("session_nodes", {
+  return {
     session_key: key, current_session_id: sessionId, entry_json: JSON.stringify(e), legacy_acp_migration_json: null,
     entry_valid: 1, updated_at: updatedAt, status: enumOrNull(e.status, STATUS), created_at: finiteOrNull(e.createdAt),
     created_via: enumOrNull(e.createdVia, CREATED_VIA), created_actor_type: enumOrNull(actor.type, ACTOR_TYPES), created_actor_id: trimmedOrNull(actor.id),
@@ -288,10 +303,14 @@ function writeNode(ctx: AgentUpgradeContext, key: string, sessionId: string, upd
     fork_source_entry_id: trimmedOrNull(fork.entryId), label: trimmedOrNull(e.label), display_name: trimmedOrNull(e.displayName),
     category: trimmedOrNull(e.category), icon: trimmedOrNull(e.icon), pinned_at: finiteOrNull(e.pinnedAt), archived_at: finiteOrNull(e.archivedAt),
     last_read_at: finiteOrNull(e.lastReadAt), last_interaction_at: finiteOrNull(e.lastInteractionAt), last_activity_at: finiteOrNull(e.lastActivityAt),
-  });
+  };
+}
+
+function writeNode(ctx: AgentUpgradeContext, row: NodeRow): void {
+  ctx.insert("session_nodes", row);
   // The AFTER INSERT trigger resets entry_valid to 0 ("pending validation"); 9.6's writer then marks the row valid
   // itself, and its readers refuse a 0 ("requires repair"). Updating only entry_valid does not re-fire a trigger.
-  const sql = ctx.q.updateTable("session_nodes").set({ entry_valid: 1 }).where("session_key", "=", key).compile();
+  const sql = ctx.q.updateTable("session_nodes").set({ entry_valid: 1 }).where("session_key", "=", row.session_key).compile();
   ctx.prepared(sql.sql).run(...(sql.parameters as unknown[]));
 }
 
@@ -313,7 +332,7 @@ function takeAcpMetadata(ctx: AgentUpgradeContext, key: string, entry: Entry): v
 }
 
 /** The entry's chat type when it is one 9.6 knows, else the design-v1 row's (our importer may have moved it there). */
-function effectiveChatType(entry: Entry, s: V1Session): string | null {
+function effectiveChatType(entry: EntryView, s: V1Session): string | null {
   const t = entry.chatType;
   return t === "direct" || t === "group" || t === "channel" ? t : s.chat_type;
 }
@@ -323,7 +342,7 @@ function effectiveChatType(entry: Entry, s: V1Session): string | null {
  * finds (sessionStartedAt, startedAt, updatedAt), started_at/ended_at/status/model/display name from the entry's own
  * fields. The design-v1 row read some of them from other fields (sessionStartedAt, modelOverride), so the entry decides.
  */
-function windowEntryColumns(entry: Entry, updatedAt: number) {
+function windowEntryColumns(entry: EntryView, updatedAt: number) {
   const firstTime = [entry.sessionStartedAt, entry.startedAt, entry.updatedAt].find((t): t is number => typeof t === "number" && Number.isFinite(t) && t >= 0);
   return {
     created_at: firstTime ?? updatedAt,

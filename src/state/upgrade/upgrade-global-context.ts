@@ -33,13 +33,13 @@ export function note(ctx: GlobalUpgradeContext, code: string, message: string): 
 
 /**
  * The rows of a design-v1 table one at a time (none when the table is absent), counted as read: for tables whose
- * rows carry reports (the ledger of 20,000 imported sources held at once took ~200 MB).
+ * rows carry reports (the ledger of 20,000 imported sources held at once took ~200 MB). `columns` is ours, never input.
  */
-export function* eachRow(ctx: GlobalUpgradeContext, table: string, orderBy = "rowid"): Generator<Row> {
+export function* eachRow(ctx: GlobalUpgradeContext, table: string, orderBy = "rowid", columns = "*"): Generator<Row> {
   if (!ctx.sourceTables.has(table)) return;
   let n = 0;
   try {
-    for (const row of ctx.src.prepare(`SELECT * FROM "${table}" ORDER BY ${orderBy}`).iterate() as IterableIterator<Row>) {
+    for (const row of ctx.src.prepare(`SELECT ${columns} FROM "${table}" ORDER BY ${orderBy}`).iterate() as IterableIterator<Row>) {
       n += 1;
       yield row;
     }

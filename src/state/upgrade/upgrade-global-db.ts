@@ -15,6 +15,7 @@ import { upgradeCronJobs, upgradeCronRunLogs } from "./upgrade-global-cron.js";
 import { DEVICE_TABLES, upgradeDevicePairing } from "./upgrade-global-devices.js";
 import { skipStateLeases, upgradeAgentDatabases, upgradeBackupRuns, upgradeMigrationLedger } from "./upgrade-global-ledger.js";
 import { PLUGIN_TABLES, upgradePluginState } from "./upgrade-global-plugins.js";
+import { limitUpgradeCache } from "./connection-cache.js";
 
 export { agentAuthRows, authAgentIds, type AgentAuthRows } from "./upgrade-global-auth.js";
 
@@ -50,6 +51,8 @@ export function upgradeGlobalDb(options: UpgradeGlobalDbOptions): DbUpgradeResul
       throw new DatabaseError(`${options.source} is ${format.writtenBy}, not the design-document v1 global format this upgrade reads; nothing was written.`, { path: options.source });
     }
     const dst = createOpenclawDatabase({ path: options.target, role: "global", now });
+    limitUpgradeCache(src);
+    limitUpgradeCache(dst);
     const result: DbUpgradeResult = { role: "global", source: options.source, target: options.target, read: {}, written: {}, unmapped: {}, notes: [] };
     try {
       const sourceTables = new Set((src.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string }>).map((r) => r.name));

@@ -174,6 +174,20 @@ describe("upgradeGlobalDb", () => {
     expect(cli(target, "SELECT state_key FROM config_machine_state ORDER BY state_key").map((r) => r.state_key)).toEqual(["auth.sharedStore", "authProfiles.state", "authProfiles.store"]);
   });
 
+  it("copies each run's report byte for byte (non-ASCII text included) and writes {} for a run without one", async () => {
+    const { state, source, target } = await designV1("legacy-state");
+    const report = JSON.stringify({ note: "kept → até já ✓", big: "x".repeat(100_000) });
+    execFileSync("sqlite3", [source, `INSERT INTO migration_runs (id, started_at, finished_at, status, report_json) VALUES ('run-utf8', 1, 2, 'completed', '${report}'), ('run-null', 3, NULL, 'failed', NULL)`]);
+    const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir });
+    const reports = (file: string): Record<string, string> =>
+      Object.fromEntries(cli<{ id: string; t: string; h: string }>(file, "SELECT id, typeof(report_json) AS t, hex(report_json) AS h FROM migration_runs WHERE id <> 'state:cron-run-logs-to-task-runs:v1' ORDER BY id").map((r) => [r.id, `${r.t}:${r.h}`]));
+    const before = reports(source);
+    expect(before["run-null"]).toBe("null:");
+    expect(reports(target)).toEqual({ ...before, "run-null": `text:${Buffer.from("{}").toString("hex").toUpperCase()}` });
+    expect(cli<{ r: string }>(target, "SELECT report_json AS r FROM migration_runs WHERE id = 'run-utf8'")[0]!.r).toBe(report);
+    expect(result.notes.map((n) => n.code)).toContain("global.ledger.empty-report");
+  });
+
   it("leaves a one-shot job unscheduled when it already ran successfully after its time, or is disabled", async () => {
     const at = Date.parse("2026-02-01T09:00:00.000Z");
     const cases: Array<[string, string]> = [
