@@ -2,6 +2,8 @@
 // Benchmark: peak RSS of the real `doctor --fix --yes` (verified backup included) on the input shapes that used to
 // blow memory: a 63 MB sessions.json with 150k sessions, a 50 MB single-entry index, 20,000 small transcripts.
 // Target: < 256 MB each. Wall time is informational (the box is shared; compare runs side by side, not to a number).
+// Beside the 50 MB entry (info): the floor of writing that one entry in OpenClaw 2026.9.6's format, a bare process that
+// holds the entry's text once and inserts it into session_nodes (9.6's schema and triggers, the tool's better-sqlite3).
 // Knobs: BENCH_SHAPES (comma list of shape names), BENCH_SHAPES_SCALE (default 1: sizes as above).
 // `node bench/migrate-shapes.mjs --make <shape> <stateDir>` only writes that shape (for profiling by hand).
 import { spawnSync } from "node:child_process";
@@ -9,6 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
 import { printTable, recordResult } from "./bench-results.mjs";
 import { prng } from "./legacy-corpus.mjs";
 
@@ -91,7 +94,11 @@ function smallTranscripts(stateDir, count) {
 
 const SHAPES = {
   "index-150k": { describe: "sessions.json 150k sessions", make: (s) => writeIndex(path.join(s, "agents", "main", "sessions"), manySessions(Math.round(150_000 * scale))) },
-  "index-one-entry": { describe: "sessions.json one 50 MB entry", make: (s) => writeIndex(path.join(s, "agents", "main", "sessions"), oneHugeEntry(Math.round(50e6 * scale))) },
+  "index-one-entry": {
+    describe: "sessions.json one 50 MB entry",
+    make: (s) => writeIndex(path.join(s, "agents", "main", "sessions"), oneHugeEntry(Math.round(50e6 * scale))),
+    floor: (s, dir) => entryFloor(path.join(s, "agents", "main", "sessions", "sessions.json"), dir),
+  },
   "transcripts-20k": { describe: "20,000 small transcripts", make: (s) => smallTranscripts(s, Math.round(20_000 * scale)) },
 };
 
@@ -104,12 +111,43 @@ function treeBytes(dir) {
   return n;
 }
 
+/** Peak RSS (MB) of `node --expose-gc <this file> --floor-entry <sessions.json> <dir>` (GNU time's %M). */
+function entryFloor(sessionsJson, dir) {
+  const r = spawnSync("/usr/bin/time", ["-f", "%M", process.execPath, "--expose-gc", fileURLToPath(import.meta.url), "--floor-entry", sessionsJson, dir], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`entry floor failed: ${r.stderr}`);
+  return Number(r.stderr.trim().split("\n").pop()) / 1024;
+}
+
+/**
+ * The floor of the one-entry shape: the index's only value as text (nothing parsed), inserted into a fresh file of
+ * 9.6's agent schema as the upgrade writes a node (the INSERT fires 9.6's AFTER INSERT triggers, which rewrite the
+ * row; then entry_valid = 1), in one transaction. What is left is what SQLite and the binding need for that row.
+ */
+function floorEntryInsert(sessionsJson, dir) {
+  const Database = createRequire(import.meta.url)(path.join(root, "node_modules", "better-sqlite3"));
+  const bytes = fs.readFileSync(sessionsJson);
+  const start = bytes.indexOf(": ") + 2;
+  const end = bytes.lastIndexOf("\n}");
+  let text = bytes.subarray(start, end).toString("utf8");
+  globalThis.gc();
+  const db = new Database(path.join(dir, "floor.sqlite"));
+  db.pragma("journal_mode = WAL");
+  db.exec(fs.readFileSync(path.join(root, "schema", "openclaw", "2026.9.6-agent.sql"), "utf8"));
+  db.transaction(() => {
+    db.prepare("INSERT INTO session_nodes (session_key, current_session_id, entry_json, entry_valid, updated_at) VALUES ('agent:main:main', 'huge', ?, 1, 1767000000000)").run(text);
+    text = "";
+    db.prepare("UPDATE session_nodes SET entry_valid = 1 WHERE session_key = 'agent:main:main'").run();
+  })();
+  db.close();
+}
+
 function run(name, work) {
   const shape = SHAPES[name];
   const stateDir = path.join(work, name, ".openclaw");
   fs.mkdirSync(stateDir, { recursive: true });
   shape.make(stateDir);
   const bytes = treeBytes(stateDir);
+  const floorRssMb = shape.floor ? shape.floor(stateDir, path.join(work, name)) : null;
   const t = performance.now();
   // GNU time's %M: the child's peak RSS in KiB (the real binary, nothing preloaded).
   const r = spawnSync("/usr/bin/time", ["-f", "%M", process.execPath, bin, "--state-dir", stateDir, "doctor", "--fix", "--yes", "--json", "--backup-dir", path.join(work, name, "backups")], {
@@ -126,7 +164,7 @@ function run(name, work) {
     // keeps the exit code
   }
   fs.rmSync(path.join(work, name), { recursive: true, force: true });
-  return { name, describe: shape.describe, mb: bytes / 1e6, seconds, rssMb, status };
+  return { name, describe: shape.describe, mb: bytes / 1e6, seconds, rssMb, status, floorRssMb };
 }
 
 function main() {
@@ -142,6 +180,11 @@ function main() {
       const pass = r.rssMb < RSS_TARGET_MB && (r.status === "completed" || r.status === "warning");
       rows.push([`doctor --fix peak RSS: ${r.describe} (${r.mb.toFixed(0)} MB)`, `${r.rssMb.toFixed(0)} MB`, "-", "-", `< ${RSS_TARGET_MB} MB`, pass ? "pass" : "FAIL", `${r.rssMb.toFixed(0)} MB`]);
       rows.push([`  same, wall time (${r.status})`, `${r.seconds.toFixed(1)} s`, "-", "-", "info", "-", "-"]);
+      if (r.floorRssMb !== null) {
+        console.error(`${r.name}: floor (the entry's text inserted into 9.6's session_nodes alone) ${r.floorRssMb.toFixed(0)} MB`);
+        rows.push([`  floor: the entry's text alone into 9.6's session_nodes`, `${r.floorRssMb.toFixed(0)} MB`, "-", "-", "info", "-", `${r.floorRssMb.toFixed(0)} MB`]);
+        rows.push([`  doctor --fix above that floor`, `${(r.rssMb - r.floorRssMb).toFixed(0)} MB`, "-", "-", "info", "-", "-"]);
+      }
     }
     printTable(rows);
     for (const r of rows) {
@@ -154,7 +197,9 @@ function main() {
   }
 }
 
-if (process.argv[2] === "--make") {
+if (process.argv[2] === "--floor-entry") {
+  floorEntryInsert(process.argv[3], process.argv[4]);
+} else if (process.argv[2] === "--make") {
   const [, , , name, stateDir] = process.argv;
   if (!SHAPES[name] || !stateDir) throw new Error(`usage: --make <${Object.keys(SHAPES).join("|")}> <stateDir>`);
   fs.mkdirSync(stateDir, { recursive: true });

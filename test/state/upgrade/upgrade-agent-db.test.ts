@@ -169,6 +169,31 @@ describe("upgradeAgentDb", () => {
     expect(cli(target, "SELECT name FROM sqlite_master WHERE name LIKE 'upgrade_%'")).toEqual([]);
   }, 60_000);
 
+  it("parses a large entry once, and its window and conversation still follow it", async () => {
+    const source = path.join(makeTempDir(), "large.sqlite");
+    fs.copyFileSync(await designV1("legacy-state"), source);
+    const [{ session_key: key }] = cli(source, "SELECT session_key FROM session_entries WHERE entry_json LIKE '%\"delivery%' OR entry_json LIKE '%lastTo%' ORDER BY session_key LIMIT 1") as [{ session_key: string }];
+    execFileSync("sqlite3", ["-bail", source, `UPDATE session_entries SET entry_json = json_set(entry_json, '$.padding', replace(hex(zeroblob(1000000)), '0', 'p'), '$.displayName', 'Big one') WHERE session_key = '${key}'`]);
+    const target = path.join(makeTempDir(), "agent.sqlite");
+    const parse = JSON.parse;
+    let largeParses = 0;
+    JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
+      if (typeof text === "string" && text.length > 1_000_000) largeParses += 1;
+      return parse(text, reviver);
+    }) as typeof JSON.parse;
+    try {
+      upgradeAgentDb({ source, target, agentId: "main" });
+    } finally {
+      JSON.parse = parse;
+    }
+    expect(largeParses).toBe(1);
+    const [node] = cli(target, `SELECT current_session_id, length(entry_json) > 2000000 AS large FROM session_nodes WHERE session_key = '${key}'`);
+    expect(node!.large).toBe(1);
+    // The window's display name and the conversation's label come from the entry's view, as they came from the entry.
+    expect(cli(target, `SELECT display_name FROM session_windows WHERE session_id = '${node!.current_session_id as string}'`)).toEqual([{ display_name: "Big one" }]);
+    expect(cli(target, `SELECT c.label FROM session_conversations l JOIN conversations c USING (conversation_id) WHERE l.session_id = '${node!.current_session_id as string}' AND l.role IN ('primary', 'participant')`)).toContainEqual({ label: "Big one" });
+  }, 60_000);
+
   it("refuses a file that is not the design-document v1 agent format and leaves no target", () => {
     const dir = makeTempDir();
     const source = path.join(dir, "other.sqlite");
