@@ -12,10 +12,8 @@ export const REEXEC_FLAGS: readonly string[] = ["--max-semi-space-size=4"];
  * An import (`doctor --fix`, `migrate upgrade`) collects garbage between large batches (src/core/heap.ts), which
  * only a process started with --expose-gc can do; turning the flag on at run time is what Node documents as unsafe.
  * Without it V8 let a 300 MB transcript import peak at 270 MiB against 204 MiB with it, for the same CPU (Node 24).
- * The small young generation is backup create's (REEXEC_FLAGS): the 150,000-session `doctor --fix` peaked at 229
- * against 265 MB without it, for the same CPU (Node 24).
  */
-export const IMPORT_REEXEC_FLAGS: readonly string[] = ["--expose-gc", "--max-semi-space-size=4"];
+export const IMPORT_REEXEC_FLAGS: readonly string[] = ["--expose-gc"];
 
 /** Set in the restarted process's environment (and removed again there) so it never restarts twice. */
 export const REEXEC_MARKER = "OPENCLAW_STATE_REEXECUTED";
@@ -46,10 +44,7 @@ function flagsFor(argv: readonly string[], execArgv: readonly string[]): readonl
     return execArgv.some((a) => a.startsWith("--max-semi-space-size") || a.startsWith("--min-semi-space-size")) ? [] : REEXEC_FLAGS;
   }
   const imports = (group === "doctor" && argv.includes("--fix")) || (group === "migrate" && command === "upgrade");
-  if (!imports) return [];
-  // Each flag the host already has (a young-generation size of its own included) is left as the host set it.
-  const ownSemiSpace = execArgv.some((a) => a.startsWith("--max-semi-space-size") || a.startsWith("--min-semi-space-size"));
-  return IMPORT_REEXEC_FLAGS.filter((f) => !execArgv.includes(f) && !(ownSemiSpace && f.startsWith("--max-semi-space-size")));
+  return imports && !execArgv.includes("--expose-gc") ? IMPORT_REEXEC_FLAGS : [];
 }
 
 /** The restart to make for `argv` (the CLI's arguments), or null to run here (also where Node has no process.execve, before 22.15). */

@@ -19,15 +19,10 @@ describe("planReexec", () => {
     expect(planReexec({ ...base, argv: ["--state-dir", "/srv/backup", "doctor", "--fix", "--yes"] })?.execArgv).toEqual([...IMPORT_REEXEC_FLAGS]);
   });
 
-  it("restarts the commands that import (doctor --fix, migrate upgrade) with --expose-gc and a small young generation, unless the host has them", () => {
-    const flags = ["--expose-gc", "--max-semi-space-size=4"];
-    expect(planReexec({ ...base, argv: ["doctor", "--fix", "--yes"] })).toEqual({ execArgv: flags, env: { PATH: "/bin", [REEXEC_MARKER]: "1" } });
-    expect(planReexec({ ...base, argv: ["migrate", "upgrade", "--yes"] })?.execArgv).toEqual(flags);
-    expect(planReexec({ ...base, argv: ["doctor", "--fix"], execArgv: flags })).toBeNull();
-    // A host's own young-generation size is kept; only what it lacks is added.
-    expect(planReexec({ ...base, argv: ["doctor", "--fix"], execArgv: ["--expose-gc", "--max-semi-space-size=32"] })).toBeNull();
-    expect(planReexec({ ...base, argv: ["doctor", "--fix"], execArgv: ["--min-semi-space-size=8"] })?.execArgv).toEqual(["--min-semi-space-size=8", "--expose-gc"]);
-    expect(planReexec({ ...base, argv: ["doctor", "--fix"], execArgv: ["--expose-gc"] })?.execArgv).toEqual(flags);
+  it("restarts the commands that import (doctor --fix, migrate upgrade) with --expose-gc, unless the host has it", () => {
+    expect(planReexec({ ...base, argv: ["doctor", "--fix", "--yes"] })).toEqual({ execArgv: ["--expose-gc"], env: { PATH: "/bin", [REEXEC_MARKER]: "1" } });
+    expect(planReexec({ ...base, argv: ["migrate", "upgrade", "--yes"] })?.execArgv).toEqual(["--expose-gc"]);
+    expect(planReexec({ ...base, argv: ["doctor", "--fix"], execArgv: ["--expose-gc"] })).toBeNull();
   });
 
   it("leaves every other command where it started", () => {
