@@ -18,9 +18,9 @@ export const ROUTE_SOURCE_BITS: ReadonlyMap<string, number> = new Map([["deliver
 
 /**
  * A state with 150,000 sessions held as rows (sessions, routes, entries, conversations, links) and planned nodes
- * took ~900 MB of heap. The upgrade now keeps only what it must carry between passes (the session links) and asks
- * SQLite for the rest: the source snapshot by key through its primary keys and indexes, the new file for the nodes
- * it already wrote, and TEMP tables of the new file's connection for what it derived (gone when it closes).
+ * took ~900 MB of heap. The upgrade now asks SQLite instead: the source snapshot by key through its primary keys and
+ * indexes, the new file for the nodes it already wrote, and TEMP tables of the new file's connection for what it
+ * derived and carries between passes (route fields, conversation ids, entry views, session links; gone when it closes).
  * The source is read-only and nothing iterates the target while it is written, so every statement here is a read
  * that better-sqlite3 allows beside an open iterator.
  */
