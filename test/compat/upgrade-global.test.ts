@@ -6,7 +6,8 @@
 // reads any state); every database and file is exactly what doctor --fix wrote.
 import { spawn, spawnSync } from "node:child_process";
 import { keptDesignV1, ourNode } from "./helpers/our-node.js";
-import { cpSync, existsSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeRun, isolatedEnv, makeSandbox, openclawInstall, pinnedVersions, REPO_ROOT, runDoctorFix, runOpenClaw, type Sandbox } from "./helpers/openclaw.js";
@@ -24,6 +25,32 @@ const built = existsSync(join(REPO_ROOT, "dist", "cli", "main.js"));
 function runOurs(args: string[], env: Record<string, string>): { code: number | null; out: string } {
   const r = spawnSync(ourNodeBin!, args, { cwd: REPO_ROOT, env, encoding: "utf8", timeout: 300_000 });
   return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * fixtures/migration/cron with its run log moved to the last few days (whole days, so schedules keep their times of
+ * day). 9.6's gateway prunes a finished task run 7 days after it ended (its task maintenance, DEFAULT_TASK_RETENTION_MS,
+ * first sweeping a while after start): with the fixture's January 2026 runs, whether `cron runs` still listed them
+ * depended on whether that sweep had run yet, on each of the two gateways compared below.
+ */
+function recentCronFixture(): string {
+  const dir = mkdtempSync(join(tmpdir(), "ocs-compat-cron-"));
+  cpSync(join(REPO_ROOT, "fixtures", "migration", "cron"), dir, { recursive: true });
+  const runs = join(dir, "cron", "runs");
+  const lines = readdirSync(runs).flatMap((f) => readFileSync(join(runs, f), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as { ts: number }));
+  const shift = Math.floor((Date.now() - 2 * DAY_MS - Math.max(...lines.map((l) => l.ts))) / DAY_MS) * DAY_MS;
+  for (const f of readdirSync(runs)) {
+    const moved = readFileSync(join(runs, f), "utf8").split("\n").map((line) => {
+      if (line.trim() === "") return line;
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      for (const field of ["ts", "runAtMs", "nextRunAtMs"]) if (typeof entry[field] === "number") entry[field] = (entry[field] as number) + shift;
+      return JSON.stringify(entry);
+    });
+    writeFileSync(join(runs, f), moved.join("\n"));
+  }
+  return dir;
 }
 
 /**
@@ -46,9 +73,8 @@ async function cronView(sandbox: Sandbox): Promise<{ jobs: string[]; runs: unkno
     const url = ["--url", `ws://127.0.0.1:${port}`, "--token", "x"];
     const list = await runOpenClaw(install!, client, ["cron", "list", "--all", "--json", ...url], { env: { OPENCLAW_SKIP_CRON: "1" }, timeoutMs: 120_000 });
     expect(list.code, describeRun(list)).toBe(0);
-    // Once, with two other suites running beside this one, the gateway answered `cron runs` with no entries for a
-    // state whose run history it listed on the next try: an empty answer is asked again for up to a minute (a history
-    // that is really missing still fails the comparison below, a minute later).
+    // An empty answer is asked again for up to a minute (a history that is really missing still fails the comparison
+    // below, a minute later). The empty answers seen before were the gateway's 7-day task pruning (recentCronFixture).
     const runsDeadline = Date.now() + 60_000;
     let runs;
     let entries: Array<{ runId: unknown; status: unknown; ts: unknown }>;
@@ -77,11 +103,13 @@ const CONFIG = { agents: { defaults: { model: "anthropic/claude-sonnet-4-6" }, e
 describe.skipIf(!install || !ourNodeBin)(`openclaw@${current.version} reads the global DB our doctor --fix left`, () => {
   let ours: Sandbox;
   let sourceDb: string;
+  let fixture: string;
 
   beforeAll(() => {
     expect(built, "dist/ is missing: run `npm run build` first").toBe(true);
+    fixture = recentCronFixture();
     ours = makeSandbox("ours-doctor-fix");
-    cpSync(join(REPO_ROOT, "fixtures", "migration", "cron"), ours.stateDir, { recursive: true });
+    cpSync(fixture, ours.stateDir, { recursive: true });
     const migrated = runOurs([join(REPO_ROOT, "bin", "openclaw-state.js"), "doctor", "--fix", "--yes", "--no-backup"], isolatedEnv(ours, { PATH: process.env.PATH ?? "" }));
     expect(migrated.code, migrated.out).toBe(0);
     // The design-v1 file the importers wrote (kept by the format upgrade) is the independent list of what was imported.
@@ -91,6 +119,7 @@ describe.skipIf(!install || !ourNodeBin)(`openclaw@${current.version} reads the 
 
   afterAll(() => {
     ours?.cleanup();
+    if (fixture) rmSync(fixture, { recursive: true, force: true });
   });
 
   it("is at user_version 18 with every job and run the importers wrote", () => {
@@ -121,11 +150,13 @@ describe.skipIf(!install || !ourNodeBin)(`openclaw@${current.version} reads the 
     const ourView = await cronView(ours);
     for (const id of sourceJobs) expect(ourView.jobs, ourView.raw).toContain(id);
     // The same legacy tree migrated by 9.6's own doctor, read by the same commands: the history must match too.
-    const theirs = await runDoctorFix(install!, join(REPO_ROOT, "fixtures", "migration", "cron"), { timeoutMs: 400_000 });
+    const theirs = await runDoctorFix(install!, fixture, { timeoutMs: 400_000 });
     try {
       expect(theirs.result.code, describeRun(theirs.result)).toBe(0);
       const theirView = await cronView(theirs.sandbox);
       expect(ourView.jobs.filter((id) => sourceJobs.includes(id))).toEqual(theirView.jobs.filter((id) => sourceJobs.includes(id)));
+      // Both histories in full: the runs are recent enough that neither gateway prunes them.
+      expect(theirView.runs.map((r) => (r as { runId: string }).runId), theirView.raw).toEqual(["run-2", "run-1"]);
       expect(ourView.runs, `ours: ${ourView.raw}\ntheirs: ${theirView.raw}`).toEqual(theirView.runs);
     } finally {
       theirs.sandbox.cleanup();
