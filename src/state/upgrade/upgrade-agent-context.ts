@@ -6,6 +6,7 @@ import type { OpenclawAgentDB } from "../generated/openclaw-agent-db.js";
 import { collectGarbage } from "../../core/heap.js";
 import { NoteList } from "./note-list.js";
 import { preparedStatement } from "./prepared-statement.js";
+import { countedRows } from "./read-source.js";
 import type { TableCounts, UpgradeNote } from "./types.js";
 import type { AcpSessionRow } from "./upgrade-agent-acp.js";
 
@@ -45,15 +46,15 @@ export class AgentUpgradeContext {
    */
   *iterate<T>(table: string, orderBy: string, columns = "*"): Generator<T> {
     if (!this.hasTable(table)) return;
-    let n = 0;
-    try {
-      for (const row of this.source.prepare(`SELECT ${columns} FROM "${table}" ORDER BY ${orderBy}`).iterate() as IterableIterator<T>) {
-        n += 1;
-        yield row;
-      }
-    } finally {
-      this.read[table] = (this.read[table] ?? 0) + n;
-    }
+    yield* countedRows<T>(this.source, table, orderBy, columns, this.read);
+  }
+
+  /** How many rows a design-v1 table holds (counted as read), for tables the upgrade only counts. */
+  countRows(table: string): number {
+    if (!this.hasTable(table)) return 0;
+    const n = this.source.prepare(`SELECT count(*) FROM "${table}"`).pluck().get() as number;
+    this.read[table] = n;
+    return n;
   }
 
   /** Whether the design-v1 file has this table (asked once per table: the upgrade's lookups ask per row). */

@@ -47,8 +47,8 @@ export function upgradeTranscripts(ctx: AgentUpgradeContext, windows: Set<string
   for (const sessionId of withEvents) {
     ctx.insert("transcript_rewrite_watermarks", { session_id: sessionId, generation: crypto.randomUUID().replaceAll("-", ""), updated_at: ctx.now });
   }
-  const generations = ctx.rows<{ session_id: string }>("transcript_generations", "session_id");
-  if (generations.length > 0) ctx.skip("transcript_generations", "agent.transcript.generation-reset", `${generations.length} design-v1 transcript generation counter(s) replaced by a fresh OpenClaw rewrite watermark per transcript (readers holding an old cursor re-read from the start).`, generations.length);
+  const generations = ctx.countRows("transcript_generations");
+  if (generations > 0) ctx.skip("transcript_generations", "agent.transcript.generation-reset", `${generations} design-v1 transcript generation counter(s) replaced by a fresh OpenClaw rewrite watermark per transcript (readers holding an old cursor re-read from the start).`, generations);
 }
 
 interface V1Trajectory { session_id: string; run_id: string; seq: number; event_json: string; created_at: number }
@@ -92,8 +92,8 @@ export function upgradeMemoryAndCache(ctx: AgentUpgradeContext): void {
   }
   type Cached = { provider: string; model: string; provider_key: string; hash: string; embedding: Buffer; dims: number | null; updated_at: number };
   for (const r of ctx.iterate<Cached>("memory_embedding_cache", "provider, model, provider_key, hash")) ctx.insert("memory_embedding_cache", r);
-  const states = ctx.rows<{ id: number; revision: number }>("memory_index_state", "id");
-  if (states.length > 0) ctx.skip("memory_index_state", "agent.memory.revision-recounted", "memory_index_state: OpenClaw's triggers recount the revision from the copied rows; the design-v1 counter is not carried over.", states.length);
+  const states = ctx.countRows("memory_index_state");
+  if (states > 0) ctx.skip("memory_index_state", "agent.memory.revision-recounted", "memory_index_state: OpenClaw's triggers recount the revision from the copied rows; the design-v1 counter is not carried over.", states);
   type Cache = { scope: string; key: string; value_json: string | null; blob: Buffer | null; expires_at: number | null; updated_at: number };
   for (const r of ctx.iterate<Cache>("cache_entries", "scope, key")) ctx.insert("cache_entries", r);
 }

@@ -2,6 +2,7 @@
 import type Database from "better-sqlite3";
 import type { NoteList } from "./note-list.js";
 import { preparedStatement } from "./prepared-statement.js";
+import { countedRows } from "./read-source.js";
 import type { TableCounts } from "./types.js";
 
 export type Row = Record<string, unknown>;
@@ -37,15 +38,7 @@ export function note(ctx: GlobalUpgradeContext, code: string, message: string): 
  */
 export function* eachRow(ctx: GlobalUpgradeContext, table: string, orderBy = "rowid", columns = "*"): Generator<Row> {
   if (!ctx.sourceTables.has(table)) return;
-  let n = 0;
-  try {
-    for (const row of ctx.src.prepare(`SELECT ${columns} FROM "${table}" ORDER BY ${orderBy}`).iterate() as IterableIterator<Row>) {
-      n += 1;
-      yield row;
-    }
-  } finally {
-    ctx.read[table] = (ctx.read[table] ?? 0) + n;
-  }
+  yield* countedRows<Row>(ctx.src, table, orderBy, columns, ctx.read);
 }
 
 /** Every row of a design-v1 table (empty when the table is absent), counted as read. */

@@ -51,10 +51,10 @@ export function upgradeGlobalDb(options: UpgradeGlobalDbOptions): DbUpgradeResul
       throw new DatabaseError(`${options.source} is ${format.writtenBy}, not the design-document v1 global format this upgrade reads; nothing was written.`, { path: options.source });
     }
     const dst = createOpenclawDatabase({ path: options.target, role: "global", now });
-    limitUpgradeCache(src);
-    limitUpgradeCache(dst);
     const result: DbUpgradeResult = { role: "global", source: options.source, target: options.target, read: {}, written: {}, unmapped: {}, notes: [] };
     try {
+      limitUpgradeCache(src);
+      limitUpgradeCache(dst);
       const sourceTables = new Set((src.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string }>).map((r) => r.name));
       const ctx: GlobalUpgradeContext = { src, dst, stateDir: options.stateDir, now, sourceTables, read: result.read, written: result.written, unmapped: result.unmapped, notes: new NoteList() };
       dst.transaction(() => {

@@ -35,6 +35,7 @@ export function upgradeAgentDatabases(ctx: GlobalUpgradeContext): void {
   }
 }
 
+const REPORT_OF = "SELECT CAST(report_json AS BLOB) FROM migration_runs WHERE id = ?";
 const INSERT_RUN = "INSERT INTO migration_runs (id, started_at, finished_at, status, report_json) VALUES (?, ?, ?, ?, CAST(? AS TEXT))";
 
 /**
@@ -47,9 +48,9 @@ export function upgradeMigrationLedger(ctx: GlobalUpgradeContext): void {
   // A run's report (a 20,000-source run's is ~15 MB) is read by id after the runs are sorted, never through the sort
   // (SQLite's sorter held a copy of each row it sorted), and passes through as bytes, not as a V8 string and its UTF-8
   // copy: that run's copy took RSS from 241 to 350 MB on Node 24; now the global upgrade stays under 250 MB.
-  const reportOf = preparedStatement(ctx.src, "SELECT CAST(report_json AS BLOB) FROM migration_runs WHERE id = ?").pluck();
+  // Prepared inside the loop (once, by the cache): a design-v1 file without migration_runs has no rows to read.
   for (const row of eachRow(ctx, "migration_runs", "started_at, id", "id, started_at, finished_at, status")) {
-    const report = reportOf.get(row.id) as Buffer | null;
+    const report = preparedStatement(ctx.src, REPORT_OF).pluck().get(row.id) as Buffer | null;
     if (row.status === "running") note(ctx, "global.ledger.running", `migration run ${String(row.id)} was still 'running' in the design-v1 ledger (an interrupted run); copied as is.`);
     if (report === null) note(ctx, "global.ledger.empty-report", `migration run ${String(row.id)} had no report; written as {} (OpenClaw requires one).`);
     preparedStatement(ctx.dst, INSERT_RUN).run(row.id, row.started_at, row.finished_at ?? null, row.status, report ?? Buffer.from("{}"));

@@ -188,6 +188,14 @@ describe("upgradeGlobalDb", () => {
     expect(result.notes.map((n) => n.code)).toContain("global.ledger.empty-report");
   });
 
+  it("upgrades a design-v1 file whose ledger tables are missing (nothing to copy, nothing refused)", async () => {
+    const { state, source, target } = await designV1("legacy-state");
+    execFileSync("sqlite3", [source, "DROP TABLE migration_sources; DROP TABLE migration_runs;"]);
+    const result = upgradeGlobalDb({ source, target, stateDir: state.stateDir });
+    expect(result.read.migration_runs).toBeUndefined();
+    expect(cli(target, "SELECT id FROM migration_runs")).toEqual([{ id: "state:cron-run-logs-to-task-runs:v1" }]);
+  });
+
   it("leaves a one-shot job unscheduled when it already ran successfully after its time, or is disabled", async () => {
     const at = Date.parse("2026-02-01T09:00:00.000Z");
     const cases: Array<[string, string]> = [
