@@ -20,14 +20,15 @@ if (args.length === 1 && args[0] === "--version") {
 /** Replaces this process (same pid, stdio and signals) with one started with the Node flags the command needs (dist/cli/plan-reexec.js says which); on any failure the command runs here. */
 async function restartWithNodeFlags() {
   try {
-    const { planReexec, REEXEC_MARKER } = await import("../dist/cli/plan-reexec.js");
+    const { canRestart, planReexec, REEXEC_MARKER } = await import("../dist/cli/plan-reexec.js");
     if (process.env[REEXEC_MARKER] !== undefined) {
       delete process.env[REEXEC_MARKER];
       return;
     }
-    const plan = planReexec({ argv: args, execArgv: process.execArgv, env: process.env, canExecve: typeof process.execve === "function" });
+    const plan = planReexec({ argv: args, execArgv: process.execArgv, env: process.env, canExecve: canRestart(process.execPath, process.execve) });
     if (plan) process.execve(process.execPath, [process.execPath, ...plan.execArgv, ...process.argv.slice(1)], plan.env);
   } catch {
-    // No dist yet (the import below reports it), or execve refused: run in this process, as before.
+    // No dist yet (the import below reports it): run in this process. A failed execve is not caught here (Node
+    // aborts the process), which is why canRestart checks the binary can be executed first.
   }
 }

@@ -1,4 +1,5 @@
 // Whether the binary restarts itself (process.execve, same pid) with Node flags a command needs from start-up.
+import { accessSync, constants } from "node:fs";
 
 /**
  * V8 sizes the young generation when the process starts (v8.setFlagsFromString later has no effect), and a
@@ -45,6 +46,22 @@ function flagsFor(argv: readonly string[], execArgv: readonly string[]): readonl
   }
   const imports = (group === "doctor" && argv.includes("--fix")) || (group === "migrate" && command === "upgrade");
   return imports && !execArgv.includes("--expose-gc") ? IMPORT_REEXEC_FLAGS : [];
+}
+
+/**
+ * Whether this process can restart itself: Node has process.execve (22.15 and later) and this user may execute
+ * Node's own binary by its path. When execve fails Node aborts the process (SIGABRT, no exception to catch), so a
+ * binary this user cannot reach must be found out before: Node started through `setpriv`/`sudo -u` from a
+ * directory only root can search (CI's Node 24 lives in a `mktemp -d` directory), or a binary removed since start.
+ */
+export function canRestart(execPath: string, execve: unknown): boolean {
+  if (typeof execve !== "function") return false;
+  try {
+    accessSync(execPath, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The restart to make for `argv` (the CLI's arguments), or null to run here (also where Node has no process.execve, before 22.15). */

@@ -1,12 +1,16 @@
 // End to end: the real binary restarts `backup create` (same pid) with the semi-space flag where Node has process.execve.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { IMPORT_REEXEC_FLAGS, REEXEC_FLAGS } from "../../src/cli/plan-reexec.js";
 import { addSessions, agentDb, seedState } from "../helpers/backup-state.js";
-import { makeTempState, runBin } from "../helpers/temp-state.js";
+import { binPath, makeTempState, runBin } from "../helpers/temp-state.js";
 
 const canExecve = typeof (process as { execve?: unknown }).execve === "function";
+const NOBODY = 65534;
+const asRoot = process.getuid?.() === 0 && spawnSync("setpriv", ["--version"]).status === 0;
 
 interface Start {
   pid: number;
@@ -82,5 +86,41 @@ describe("bin/openclaw-state.js restart for backup create", () => {
     expect(missing.run.code).toBe(1);
     expect(JSON.parse(missing.run.stdout)).toMatchObject({ ok: false, error: { code: "no_state" } });
     expect(missing.starts).toHaveLength(canExecve ? 2 : 1);
+  }, 120_000);
+});
+
+describe("bin/openclaw-state.js with a Node binary the user cannot reach by its path", () => {
+  // CI's Node 24 sits in a `mktemp -d` directory (mode 700, root's) and the permission tests run the binary as
+  // `nobody` through setpriv: the process starts, but execve of process.execPath fails with EACCES, and Node aborts
+  // on a failed execve (SIGABRT) instead of throwing. The import then has to run without the restart.
+  it.runIf(asRoot)("doctor --fix runs in the process it started in and exits 0 (it was SIGABRT)", (ctx) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocs-private-node-"));
+    try {
+      const node = path.join(dir, "node");
+      try {
+        fs.linkSync(process.execPath, node);
+      } catch {
+        fs.copyFileSync(process.execPath, node);
+        fs.chmodSync(node, 0o755);
+      }
+      const state = makeTempState("legacy-state");
+      const chownAll = (p: string): void => {
+        fs.lchownSync(p, NOBODY, NOBODY);
+        if (fs.lstatSync(p).isDirectory()) for (const n of fs.readdirSync(p)) chownAll(path.join(p, n));
+      };
+      chownAll(state.root);
+      const asNobody = (args: string[]) =>
+        spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", node, ...args], { env: state.env, encoding: "utf8", timeout: 60_000 });
+      // The situation itself: nobody runs this Node but cannot execute it again by its path.
+      const probe = asNobody(["-e", "require('node:fs').accessSync(process.execPath, 1)"]);
+      if (probe.status === null || probe.stderr.includes("setpriv:")) ctx.skip("setpriv cannot start Node as nobody here");
+      expect(probe.stderr).toContain("EACCES");
+      const run = asNobody([binPath, "doctor", "--fix", "--yes", "--no-backup", "--json"]);
+      expect(run.signal, run.stderr).toBeNull();
+      expect(run.status, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ ok: true });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 });

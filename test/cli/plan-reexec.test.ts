@@ -1,6 +1,9 @@
 // The binary's restart decision: which commands restart with which Node flags, and when they never do.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { IMPORT_REEXEC_FLAGS, planReexec, REEXEC_FLAGS, REEXEC_MARKER } from "../../src/cli/plan-reexec.js";
+import { canRestart, IMPORT_REEXEC_FLAGS, planReexec, REEXEC_FLAGS, REEXEC_MARKER } from "../../src/cli/plan-reexec.js";
 
 const base = { execArgv: [] as string[], env: { PATH: "/bin" } as NodeJS.ProcessEnv, canExecve: true };
 
@@ -40,5 +43,24 @@ describe("planReexec", () => {
 
   it("keeps a young-generation size the host chose", () => {
     expect(planReexec({ ...base, argv: ["backup", "create"], execArgv: ["--max-semi-space-size=64"] })).toBeNull();
+  });
+});
+
+describe("canRestart", () => {
+  it("needs process.execve and a binary this user may execute (a failed execve aborts Node, so it is checked first)", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocs-restart-"));
+    try {
+      const plain = path.join(dir, "node");
+      fs.writeFileSync(plain, "");
+      fs.chmodSync(plain, 0o644);
+      const execve = (): void => {};
+      // No execute bit for anyone: refused even to root.
+      expect(canRestart(plain, execve)).toBe(false);
+      expect(canRestart(path.join(dir, "gone"), execve)).toBe(false);
+      expect(canRestart(process.execPath, execve)).toBe(true);
+      expect(canRestart(process.execPath, undefined)).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
