@@ -111,9 +111,9 @@ function reset(stateDir) {
  * them. OPENCLAW_STATE_REEXEC=0 turns them off here as it does for the binary.
  */
 async function importFlags() {
-  const { planReexec } = await import(dist("cli/plan-reexec.js"));
+  const { canRestart, planReexec } = await import(dist("cli/plan-reexec.js"));
   const env = { OPENCLAW_STATE_REEXEC: process.env.OPENCLAW_STATE_REEXEC };
-  const plan = planReexec({ argv: ["doctor", "--fix"], execArgv: [], env, canExecve: typeof process.execve === "function" });
+  const plan = planReexec({ argv: ["doctor", "--fix"], execArgv: [], env, canExecve: canRestart(process.execPath, process.execve) });
   return plan ? plan.execArgv : [];
 }
 
