@@ -6,10 +6,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { IMPORT_REEXEC_FLAGS, REEXEC_FLAGS } from "../../src/cli/plan-reexec.js";
 import { addSessions, agentDb, seedState } from "../helpers/backup-state.js";
-import { binPath, makeTempState, runBin } from "../helpers/temp-state.js";
+import { binPath, chownToNobody, makeTempState, NOBODY, runBin } from "../helpers/temp-state.js";
 
 const canExecve = typeof (process as { execve?: unknown }).execve === "function";
-const NOBODY = 65534;
 const asRoot = process.getuid?.() === 0 && spawnSync("setpriv", ["--version"]).status === 0;
 
 interface Start {
@@ -104,11 +103,7 @@ describe("bin/openclaw-state.js with a Node binary the user cannot reach by its 
         fs.chmodSync(node, 0o755);
       }
       const state = makeTempState("legacy-state");
-      const chownAll = (p: string): void => {
-        fs.lchownSync(p, NOBODY, NOBODY);
-        if (fs.lstatSync(p).isDirectory()) for (const n of fs.readdirSync(p)) chownAll(path.join(p, n));
-      };
-      chownAll(state.root);
+      chownToNobody(state.root);
       const asNobody = (args: string[]) =>
         spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", node, ...args], { env: state.env, encoding: "utf8", timeout: 60_000 });
       // The situation itself: nobody runs this Node but cannot execute it again by its path.

@@ -7,9 +7,8 @@ import { ARCHIVE_NAME_PATTERN } from "../../src/backup/compression.js";
 import { MAINTENANCE_SCOPE } from "../../src/state/lease.js";
 import { openLedgerDatabase } from "../../src/state/state-databases.js";
 import { insertLease } from "../helpers/leases.js";
-import { binPath, makeTempState, runBin, type CliRun } from "../helpers/temp-state.js";
+import { binPath, chownToNobody, makeTempState, NOBODY, runBin, type CliRun } from "../helpers/temp-state.js";
 
-const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
 
 function archives(dir: string): string[] {
@@ -19,11 +18,7 @@ function archives(dir: string): string[] {
 /** Runs the binary as a user that permissions apply to (root reads everything): `nobody` when we are root. */
 function runUnprivileged(args: string[], env: NodeJS.ProcessEnv, root: string): Promise<CliRun> {
   if (!isRoot) return runBin(args, env);
-  const chownAll = (p: string): void => {
-    fs.lchownSync(p, NOBODY, NOBODY);
-    if (fs.lstatSync(p).isDirectory()) for (const n of fs.readdirSync(p)) chownAll(path.join(p, n));
-  };
-  chownAll(root);
+  chownToNobody(root);
   return new Promise((resolve, reject) => {
     const child = spawn("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, binPath, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";

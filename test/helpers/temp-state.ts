@@ -121,3 +121,12 @@ export function snapshotTree(dir: string): Record<string, TreeEntry> {
 export function modeOf(file: string): number {
   return fs.statSync(file).mode & 0o777;
 }
+
+/** The uid/gid of `nobody`: permission tests run the binary as a user that permissions apply to (root reads everything). */
+export const NOBODY = 65534;
+
+/** Hands `root` and everything under it (links themselves, never their targets) to `nobody`. */
+export function chownToNobody(root: string): void {
+  fs.lchownSync(root, NOBODY, NOBODY);
+  if (fs.lstatSync(root).isDirectory()) for (const n of fs.readdirSync(root)) chownToNobody(path.join(root, n));
+}

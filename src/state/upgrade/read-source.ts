@@ -4,11 +4,6 @@ import { openDatabase, type DbRole } from "../database.js";
 import type { TableCounts } from "./types.js";
 
 /**
- * A true read-only open of a WAL file creates -wal/-shm and leaves them (SPEC §3); the upgrade then moves the file
- * away and those sidecars would sit beside its replacement. openDatabase's read mode (query_only on a read-write
- * handle) removes them on close. `cleanup` closes it (safe after handle.close()).
- */
-/**
  * The rows of a source table one at a time, each counted into `read` as it is yielded (also when the caller stops
  * early or throws). The caller checks the table exists; `columns` and `orderBy` are ours, never input.
  */
@@ -24,6 +19,11 @@ export function* countedRows<T>(db: Database.Database, table: string, orderBy: s
   }
 }
 
+/**
+ * A true read-only open of a WAL file creates -wal/-shm and leaves them (SPEC §3); the upgrade then moves the file
+ * away and those sidecars would sit beside its replacement. openDatabase's read mode (query_only on a read-write
+ * handle) removes them on close. `cleanup` closes it (safe after handle.close()).
+ */
 export function openUpgradeSource(file: string, role: DbRole): { handle: Database.Database; cleanup: () => void } {
   const db = openDatabase({ path: file, role, mode: "read", formats: "any" });
   return { handle: db.handle, cleanup: () => db.close() };
